@@ -1,0 +1,66 @@
+# Skiff's build. `make run` starts Skiff on a local control plane; `make test`
+# runs every test against a real Kubernetes API. See README.md.
+
+SHELL := bash
+.SHELLFLAGS := -euo pipefail -c
+
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+LDFLAGS := -X github.com/skiffcd/skiff/internal/version.Version=$(VERSION) \
+	-X github.com/skiffcd/skiff/internal/version.Commit=$(COMMIT)
+
+BIN := $(CURDIR)/bin
+DEV_TOOLS := hack/tools/dev
+CONTROLLER_GEN := $(BIN)/controller-gen
+STATICCHECK := $(BIN)/staticcheck
+
+# Tests may take long on a cold cache: the first run builds the control plane.
+TEST_TIMEOUT ?= 60m
+
+.PHONY: all
+all: build
+
+.PHONY: build
+build: ## Build bin/skiff.
+	go build -ldflags '$(LDFLAGS)' -o $(BIN)/skiff ./cmd/skiff
+
+.PHONY: cluster-bins
+cluster-bins: ## Build etcd, kube-apiserver, controller-manager, scheduler and kwok into the cache (first run only).
+	hack/cluster-bins.sh >/dev/null
+
+.PHONY: run
+run: build cluster-bins ## Start a local control plane and skiff server on it; Ctrl-C stops everything.
+	go run ./hack/devcluster --skiff $(BIN)/skiff $(RUN_ARGS)
+
+.PHONY: test
+test: cluster-bins ## Run all tests against a real control plane.
+	go test -count=1 -timeout $(TEST_TIMEOUT) ./... 2>&1 | tee $(BIN)/.test.log | grep -v '^=== \(RUN\|PAUSE\|CONT\)' || { echo "tests failed; full log in bin/.test.log"; exit 1; }
+
+$(CONTROLLER_GEN): $(DEV_TOOLS)/go.mod
+	cd $(DEV_TOOLS) && go build -o $@ sigs.k8s.io/controller-tools/cmd/controller-gen
+
+$(STATICCHECK): $(DEV_TOOLS)/go.mod
+	cd $(DEV_TOOLS) && go build -o $@ honnef.co/go/tools/cmd/staticcheck
+
+.PHONY: generate
+generate: $(CONTROLLER_GEN) ## Regenerate deepcopy code and CRDs from api/.
+	$(CONTROLLER_GEN) object paths=./api/...
+	rm -f config/crd/bases/*.yaml
+	$(CONTROLLER_GEN) crd:maxDescLen=0,generateEmbeddedObjectMeta=true paths=./api/... output:crd:artifacts:config=config/crd/bases
+
+.PHONY: verify-generate
+verify-generate: generate ## Fail when generated files differ from what is committed.
+	@if [ -n "$$(git status --porcelain -- api config/crd)" ]; then \
+		echo "generated files are out of date; run 'make generate' and commit:"; \
+		git status --porcelain -- api config/crd; git diff --stat -- api config/crd; exit 1; \
+	fi
+
+.PHONY: lint
+lint: $(STATICCHECK) ## gofmt, go vet and staticcheck.
+	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	go vet ./...
+	$(STATICCHECK) ./...
+
+.PHONY: tidy
+tidy:
+	go mod tidy
