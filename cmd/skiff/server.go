@@ -1,0 +1,65 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/skiffcd/skiff/internal/manager"
+)
+
+func newServerCommand() *cobra.Command {
+	var (
+		kubeconfig string
+		opts       manager.Options
+	)
+	cmd := &cobra.Command{
+		Use:   "server",
+		Short: "Run the Skiff controllers against a cluster",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctrl.SetLogger(zap.New())
+			cfg, err := loadConfig(kubeconfig)
+			if err != nil {
+				return err
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			fmt.Fprintf(cmd.ErrOrStderr(), "skiff server: API server %s, health %s, metrics %s, namespace %s\n",
+				cfg.Host, opts.HealthAddr, opts.MetricsAddr, opts.Namespace)
+			return manager.Run(ctx, cfg, opts)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, ~/.kube/config, or in-cluster)")
+	f.StringVar(&opts.Namespace, "namespace", "argocd", "namespace of Skiff's configuration and Applications")
+	f.StringVar(&opts.MetricsAddr, "metrics-bind-address", ":8080", `address of the metrics endpoint ("0" turns it off)`)
+	f.StringVar(&opts.HealthAddr, "health-probe-bind-address", ":8081", "address of the /healthz and /readyz endpoints")
+	f.BoolVar(&opts.LeaderElection, "leader-elect", false, "elect a leader so that only one replica acts")
+	f.BoolVar(&opts.InstallCRDs, "install-crds", false, "apply the argoproj.io CRDs before starting")
+	return cmd
+}
+
+// loadConfig reads an explicit kubeconfig, or falls back to the usual
+// lookup (KUBECONFIG, ~/.kube/config, in-cluster).
+func loadConfig(path string) (*rest.Config, error) {
+	if path != "" {
+		cfg, err := clientcmd.BuildConfigFromFlags("", path)
+		if err != nil {
+			return nil, fmt.Errorf("reading kubeconfig %s: %w", path, err)
+		}
+		return cfg, nil
+	}
+	cfg, err := ctrl.GetConfig()
+	if err != nil {
+		return nil, fmt.Errorf("finding a cluster: %w", err)
+	}
+	return cfg, nil
+}
