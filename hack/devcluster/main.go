@@ -1,0 +1,93 @@
+// Command devcluster is the README's run command (`make run`): it starts the
+// local control plane (unless a kubeconfig is given), then `skiff server`
+// with the CRDs installed, prints what runs where, and on Ctrl-C (or
+// SIGTERM) stops everything it started.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"sort"
+	"syscall"
+	"time"
+
+	"github.com/skiffcd/skiff/internal/testcluster"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "devcluster:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	skiff := flag.String("skiff", "bin/skiff", "path of the skiff binary")
+	kubeconfig := flag.String("kubeconfig", "", "use this cluster instead of starting a local one")
+	metrics := flag.String("metrics-bind-address", "127.0.0.1:8080", "skiff server metrics address")
+	health := flag.String("health-probe-bind-address", "127.0.0.1:8081", "skiff server health address")
+	flag.Parse()
+
+	serverArgs := []string{"server", "--install-crds",
+		"--metrics-bind-address=" + *metrics, "--health-probe-bind-address=" + *health}
+	serverArgs = append(serverArgs, flag.Args()...)
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	if *kubeconfig != "" {
+		cmd := exec.CommandContext(ctx, *skiff, append(serverArgs, "--kubeconfig="+*kubeconfig)...)
+		cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+		cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+		cmd.WaitDelay = 10 * time.Second
+		fmt.Printf("skiff server against %s; Ctrl-C stops it\n", *kubeconfig)
+		if err := cmd.Run(); err != nil && ctx.Err() == nil {
+			return fmt.Errorf("skiff server: %w", err)
+		}
+		return nil
+	}
+
+	fmt.Println("starting the local control plane (the first run builds it: several minutes)...")
+	start := time.Now()
+	cluster, err := testcluster.Start(ctx, testcluster.Options{})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		fmt.Println("stopping skiff server and the local control plane...")
+		cluster.Stop()
+		fmt.Println("stopped")
+	}()
+	pid, exited, err := cluster.StartProcess("skiff-server", os.Stderr, *skiff,
+		append(serverArgs, "--kubeconfig="+cluster.Kubeconfig)...)
+	if err != nil {
+		return err
+	}
+
+	fmt.Printf("local control plane up in %s\n", time.Since(start).Round(100*time.Millisecond))
+	fmt.Printf("  kube-apiserver   %s\n", cluster.Config.Host)
+	pids := cluster.PIDs()
+	names := make([]string, 0, len(pids))
+	for name := range pids {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		fmt.Printf("  pid %-8d %s\n", pids[name], name)
+	}
+	fmt.Printf("  skiff server     health http://%s/healthz, metrics http://%s/metrics (pid %d)\n", *health, *metrics, pid)
+	fmt.Printf("  logs             %s\n", cluster.Dir)
+	fmt.Printf("  kubectl          export KUBECONFIG=%s\n", cluster.Kubeconfig)
+	fmt.Println("Ctrl-C stops everything.")
+
+	select {
+	case <-ctx.Done():
+		return nil
+	case <-exited:
+		return fmt.Errorf("skiff server exited; see %s/skiff-server.log", cluster.Dir)
+	}
+}
