@@ -34,7 +34,7 @@ run: build cluster-bins ## Start a local control plane and skiff server on it; C
 
 .PHONY: test
 test: cluster-bins ## Run all tests against a real control plane.
-	go test -count=1 -timeout $(TEST_TIMEOUT) ./... 2>&1 | tee $(BIN)/.test.log | grep -v '^=== \(RUN\|PAUSE\|CONT\)' || { echo "tests failed; full log in bin/.test.log"; exit 1; }
+	go test -count=1 -v -timeout $(TEST_TIMEOUT) ./... 2>&1 | tee $(BIN)/.test.log | grep -v '^=== \(RUN\|PAUSE\|CONT\)' || { echo "tests failed; full log in bin/.test.log"; exit 1; }
 
 $(CONTROLLER_GEN): $(DEV_TOOLS)/go.mod
 	cd $(DEV_TOOLS) && go build -o $@ sigs.k8s.io/controller-tools/cmd/controller-gen
