@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"sort"
 	"syscall"
 	"time"
@@ -31,6 +32,13 @@ func run() error {
 	metrics := flag.String("metrics-bind-address", "127.0.0.1:8080", "skiff server metrics address")
 	health := flag.String("health-probe-bind-address", "127.0.0.1:8081", "skiff server health address")
 	flag.Parse()
+	// Cluster processes run in the cluster's directory: a relative path
+	// would not resolve there.
+	skiffPath, err := filepath.Abs(*skiff)
+	if err != nil {
+		return err
+	}
+	skiff = &skiffPath
 
 	serverArgs := []string{"server", "--install-crds",
 		"--metrics-bind-address=" + *metrics, "--health-probe-bind-address=" + *health}
