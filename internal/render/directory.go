@@ -178,12 +178,12 @@ func decodeObjects(data []byte) ([]*unstructured.Unstructured, error) {
 // expandObject checks that m is a Kubernetes object and expands it if it is a
 // list.
 func expandObject(m map[string]any) ([]*unstructured.Unstructured, error) {
-	if err := checkTypeMeta(m); err != nil {
-		return nil, err
-	}
-	kind := m["kind"].(string)
+	kind, _ := m["kind"].(string)
 	items, isList := m["items"].([]any)
 	if !strings.HasSuffix(kind, "List") || !isList {
+		if err := checkTypeMeta(m); err != nil {
+			return nil, err
+		}
 		return []*unstructured.Unstructured{{Object: m}}, nil
 	}
 	out := make([]*unstructured.Unstructured, 0, len(items))
@@ -205,6 +205,17 @@ func checkTypeMeta(m map[string]any) error {
 		if s, _ := m[field].(string); s == "" {
 			return fmt.Errorf("object has no %s", field)
 		}
+	}
+	// Kubernetes refuses such objects at apply time; saying so at render
+	// time names the file instead of failing half-way through a sync.
+	meta, ok := m["metadata"].(map[string]any)
+	if !ok {
+		return fmt.Errorf("object has no metadata object")
+	}
+	name, _ := meta["name"].(string)
+	generateName, _ := meta["generateName"].(string)
+	if name == "" && generateName == "" {
+		return fmt.Errorf("object has no metadata.name")
 	}
 	return nil
 }

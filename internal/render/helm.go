@@ -1,12 +1,577 @@
 package render
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+
+	"helm.sh/helm/v4/pkg/chart/common"
+	commonutil "helm.sh/helm/v4/pkg/chart/common/util"
+	"helm.sh/helm/v4/pkg/chart/loader/archive"
+	chart "helm.sh/helm/v4/pkg/chart/v2"
+	chartloader "helm.sh/helm/v4/pkg/chart/v2/loader"
+	chartutil "helm.sh/helm/v4/pkg/chart/v2/util"
+	"helm.sh/helm/v4/pkg/engine"
+	"helm.sh/helm/v4/pkg/ignore"
+	"helm.sh/helm/v4/pkg/strvals"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/yaml"
+
+	"github.com/skiffcd/skiff/api/v1alpha1"
+	"github.com/skiffcd/skiff/internal/source/helmrepo"
 )
 
-// renderHelm renders the chart in dir (absolute, inside req.Root).
-// Placeholder until the Helm renderer lands in this issue.
+// helmRepoClient fetches chart dependencies that are not vendored in
+// charts/ when the request names no client. It is a variable so that tests
+// can point it at their own cache.
+var helmRepoClient = sync.OnceValue(func() *helmrepo.Client {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		dir = os.TempDir()
+	}
+	return helmrepo.New(filepath.Join(dir, "skiff", "helm-charts"), nil)
+})
+
+// charts returns the request's chart client, or the default one.
+func charts(req Request) *helmrepo.Client {
+	if req.Charts != nil {
+		return req.Charts
+	}
+	return helmRepoClient()
+}
+
+// helmMaxDependencyDepth stops file:// dependency cycles.
+const helmMaxDependencyDepth = 10
+
+// renderHelm renders the chart in dir (absolute, inside req.Root) in process,
+// as `helm template` does for Argo CD: CRDs from crds/ first (unless
+// skipCrds), then every template object, hooks included with their
+// annotations (test hooks dropped with skipTests).
 func renderHelm(ctx context.Context, req Request, dir string) ([]Manifest, error) {
-	return nil, errors.New("helm rendering is not implemented yet")
+	lim := effectiveLimits(req.Limits)
+	if lim.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, lim.Timeout)
+		defer cancel()
+	}
+	out, err := helmRender(ctx, req, dir, lim)
+	if err != nil {
+		return nil, fmt.Errorf("helm: %w", err)
+	}
+	return out, nil
+}
+
+func helmRender(ctx context.Context, req Request, dir string, lim Limits) ([]Manifest, error) {
+	opts := v1alpha1.ApplicationSourceHelm{}
+	if req.Source.Helm != nil {
+		opts = *req.Source.Helm
+	}
+	relDir, err := filepath.Rel(req.Root, dir)
+	if err != nil || relDir == ".." || strings.HasPrefix(relDir, ".."+string(filepath.Separator)) {
+		return nil, fmt.Errorf("chart directory %q is outside the source root", dir)
+	}
+	relDir = filepath.ToSlash(relDir)
+
+	chrt, err := helmLoadChart(ctx, charts(req), req.Root, dir, lim, 0)
+	if err != nil {
+		return nil, err
+	}
+	vals, err := helmValues(req, opts, relDir, lim)
+	if err != nil {
+		return nil, err
+	}
+	caps, err := helmCapabilities(req, opts)
+	if err != nil {
+		return nil, err
+	}
+	if kv := chrt.Metadata.KubeVersion; kv != "" && !chartutil.IsCompatibleRange(kv, caps.KubeVersion.String()) {
+		return nil, fmt.Errorf("chart requires kubeVersion %s, which Kubernetes %s does not satisfy", kv, caps.KubeVersion.Version)
+	}
+	if err := chartutil.ProcessDependencies(chrt, vals); err != nil {
+		return nil, fmt.Errorf("process chart dependencies: %w", err)
+	}
+	relOpts := common.ReleaseOptions{
+		Name:      helmFirst(opts.ReleaseName, req.AppName),
+		Namespace: helmFirst(opts.Namespace, req.Namespace),
+		Revision:  1,
+		IsInstall: true,
+	}
+	renderVals, err := commonutil.ToRenderValuesWithSchemaValidation(chrt, vals, relOpts, caps, opts.SkipSchemaValidation)
+	if err != nil {
+		return nil, fmt.Errorf("values: %w", err)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	files, err := engine.Engine{}.RenderWithContext(ctx, chrt, renderVals)
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+
+	var out []Manifest
+	var size int64
+	add := func(name, content string, crd bool) error {
+		size += int64(len(content))
+		if size > lim.MaxOutputBytes {
+			return fmt.Errorf("rendered output exceeds %d bytes", lim.MaxOutputBytes)
+		}
+		objs, err := helmDecode(content)
+		if err != nil {
+			return fmt.Errorf("template %s: %w", name, err)
+		}
+		for _, o := range objs {
+			if !crd && opts.SkipTests && helmIsTestHook(o) {
+				continue
+			}
+			out = append(out, Manifest{Object: o, File: path.Join(relDir, name)})
+		}
+		return nil
+	}
+	if !opts.SkipCrds {
+		for _, c := range chrt.CRDObjects() {
+			if err := add(helmChartRelative(c.Filename), string(c.File.Data), true); err != nil {
+				return nil, err
+			}
+		}
+	}
+	names := make([]string, 0, len(files))
+	for name := range files {
+		base := path.Base(name)
+		if strings.HasPrefix(base, "_") || base == "NOTES.txt" {
+			continue
+		}
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if err := add(helmChartRelative(name), files[name], false); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func helmFirst(vs ...string) string {
+	for _, v := range vs {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// helmChartRelative drops the chart name that Helm puts in front of template
+// and CRD names ("mychart/templates/x.yaml" is "templates/x.yaml").
+func helmChartRelative(name string) string {
+	if _, rest, ok := strings.Cut(name, "/"); ok {
+		return rest
+	}
+	return name
+}
+
+// helmCapabilities describes the target cluster: the source's own settings
+// win over the cluster's, as in Argo CD.
+func helmCapabilities(req Request, opts v1alpha1.ApplicationSourceHelm) (*common.Capabilities, error) {
+	caps := common.DefaultCapabilities.Copy()
+	if kv := helmFirst(opts.KubeVersion, req.KubeVersion); kv != "" {
+		v, err := common.ParseKubeVersion(kv)
+		if err != nil {
+			return nil, fmt.Errorf("kubeVersion %q: %w", kv, err)
+		}
+		caps.KubeVersion = *v
+	}
+	apis := opts.APIVersions
+	if len(apis) == 0 {
+		apis = req.APIVersions
+	}
+	caps.APIVersions = append(caps.APIVersions, apis...)
+	return caps, nil
+}
+
+// helmValues merges the user values like helm does with -f, --set,
+// --set-string and --set-file, in that order of precedence (lowest first).
+func helmValues(req Request, opts v1alpha1.ApplicationSourceHelm, relDir string, lim Limits) (map[string]any, error) {
+	vals := map[string]any{}
+	for _, vf := range opts.ValueFiles {
+		p, err := helmValueFilePath(req, relDir, vf)
+		if err != nil {
+			return nil, err
+		}
+		data, err := helmReadFile(p, lim.MaxFileBytes)
+		if errors.Is(err, os.ErrNotExist) && opts.IgnoreMissingValueFiles {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("value file %q: %w", vf, helmPathError(err))
+		}
+		m, err := chartloader.LoadValues(bytes.NewReader(data))
+		if err != nil {
+			return nil, fmt.Errorf("value file %q: %w", vf, err)
+		}
+		vals = chartloader.MergeMaps(vals, m)
+	}
+
+	// valuesObject replaces values rather than merging with it, as in Argo CD.
+	inline, what := []byte(opts.Values), "values"
+	if opts.ValuesObject != nil && len(bytes.TrimSpace(opts.ValuesObject.Raw)) > 0 {
+		inline, what = opts.ValuesObject.Raw, "valuesObject"
+	}
+	if len(bytes.TrimSpace(inline)) > 0 {
+		m, err := chartloader.LoadValues(bytes.NewReader(inline))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", what, err)
+		}
+		vals = chartloader.MergeMaps(vals, m)
+	}
+
+	for _, forced := range []bool{false, true} {
+		for _, p := range opts.Parameters {
+			if p.ForceString != forced {
+				continue
+			}
+			set := p.Name + "=" + helmEscapeSetValue(p.Value)
+			parse := strvals.ParseInto
+			if forced {
+				parse = strvals.ParseIntoString
+			}
+			if err := parse(set, vals); err != nil {
+				return nil, fmt.Errorf("parameter %q: %w", p.Name, err)
+			}
+		}
+	}
+
+	for _, fp := range opts.FileParameters {
+		p, err := SecureJoin(req.Root, path.Join(relDir, filepath.ToSlash(fp.Path)))
+		if err != nil {
+			return nil, fmt.Errorf("file parameter %q: %w", fp.Name, err)
+		}
+		data, err := helmReadFile(p, lim.MaxFileBytes)
+		if err != nil {
+			return nil, fmt.Errorf("file parameter %q: %w", fp.Name, helmPathError(err))
+		}
+		// The path is read here; strvals only places the content.
+		reader := func([]rune) (any, error) { return string(data), nil }
+		if err := strvals.ParseIntoFile(fp.Name+"=-", vals, reader); err != nil {
+			return nil, fmt.Errorf("file parameter %q: %w", fp.Name, err)
+		}
+	}
+	return vals, nil
+}
+
+// helmEscapeSetValue escapes the commas of a parameter value, which --set
+// would take for separators, unless the value is a {a,b} list, as Argo CD
+// does.
+func helmEscapeSetValue(v string) string {
+	if strings.HasPrefix(v, "{") && strings.HasSuffix(v, "}") {
+		return v
+	}
+	var b strings.Builder
+	escaped := false
+	for _, r := range v {
+		if r == ',' && !escaped {
+			b.WriteRune('\\')
+		}
+		escaped = r == '\\' && !escaped
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// helmValueFilePath resolves a value file: "$ref/path" in the checkout of the
+// source named ref, else relative to the chart directory; either way it may
+// not leave its root. URLs are refused: a render reads only checkouts.
+func helmValueFilePath(req Request, relDir, vf string) (string, error) {
+	if strings.Contains(vf, "://") {
+		return "", fmt.Errorf("value file %q: URLs are not supported", vf)
+	}
+	if ref, rest, ok := strings.Cut(vf, "/"); ok && strings.HasPrefix(ref, "$") {
+		root, found := req.RefRoots[ref[1:]]
+		if !found || root == "" {
+			return "", fmt.Errorf("value file %q: no source has ref %q", vf, ref[1:])
+		}
+		p, err := SecureJoin(root, rest)
+		if err != nil {
+			return "", fmt.Errorf("value file %q: %w", vf, err)
+		}
+		return p, nil
+	}
+	if filepath.IsAbs(vf) || path.IsAbs(filepath.ToSlash(vf)) {
+		return "", fmt.Errorf("value file %q: absolute paths are not allowed", vf)
+	}
+	p, err := SecureJoin(req.Root, path.Join(relDir, filepath.ToSlash(vf)))
+	if err != nil {
+		return "", fmt.Errorf("value file %q: %w", vf, err)
+	}
+	return p, nil
+}
+
+func helmWithin(root, p string) bool {
+	rel, err := filepath.Rel(root, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
+}
+
+// helmPathError keeps the cause of a file error and drops the absolute
+// path, which says where the server keeps checkouts.
+func helmPathError(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("%s: %w", pe.Op, pe.Err)
+	}
+	return err
+}
+
+// helmReadFile reads a regular file of at most max bytes.
+func helmReadFile(p string, max int64) ([]byte, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, errors.New("not a regular file")
+	}
+	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > max {
+		return nil, fmt.Errorf("file is larger than %d bytes", max)
+	}
+	return data, nil
+}
+
+// helmLoadChart loads the chart in dir, reading only files that resolve
+// inside root, then supplies the dependencies missing from charts/.
+func helmLoadChart(ctx context.Context, fetcher *helmrepo.Client, root, dir string, lim Limits, depth int) (*chart.Chart, error) {
+	files, err := helmChartFiles(ctx, root, dir, lim)
+	if err != nil {
+		return nil, err
+	}
+	chrt, err := chartloader.LoadFiles(files)
+	if err != nil {
+		return nil, fmt.Errorf("load chart: %w", err)
+	}
+	if err := helmAddMissingDependencies(ctx, fetcher, root, dir, chrt, lim, depth); err != nil {
+		return nil, err
+	}
+	return chrt, nil
+}
+
+// helmChartFiles reads the chart directory like Helm's directory loader
+// (honouring .helmignore), except that symlinks must resolve inside root and
+// the limits bound the files read.
+func helmChartFiles(ctx context.Context, root, dir string, lim Limits) ([]*archive.BufferedFile, error) {
+	realRoot, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return nil, fmt.Errorf("resolve root: %w", helmPathError(err))
+	}
+	realDir, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return nil, fmt.Errorf("chart directory: %w", helmPathError(err))
+	}
+	if !helmWithin(realRoot, realDir) {
+		return nil, errors.New("chart directory is outside the source root")
+	}
+	rules := ignore.Empty()
+	if data, err := helmReadFile(filepath.Join(realDir, ignore.HelmIgnore), lim.MaxFileBytes); err == nil {
+		if rules, err = ignore.Parse(bytes.NewReader(data)); err != nil {
+			return nil, fmt.Errorf("%s: %w", ignore.HelmIgnore, err)
+		}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("%s: %w", ignore.HelmIgnore, helmPathError(err))
+	}
+	rules.AddDefaults()
+
+	var files []*archive.BufferedFile
+	var total int64
+	visited := map[string]bool{}
+	var walk func(real, name string) error
+	walk = func(real, name string) error {
+		if visited[real] {
+			return fmt.Errorf("%s: directory symlink cycle", name)
+		}
+		visited[real] = true
+		entries, err := os.ReadDir(real)
+		if err != nil {
+			return fmt.Errorf("%s: %w", helmFirst(name, "."), helmPathError(err))
+		}
+		for _, e := range entries {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			n := path.Join(name, e.Name())
+			p := filepath.Join(real, e.Name())
+			if e.Type()&os.ModeSymlink != 0 {
+				if p, err = filepath.EvalSymlinks(p); err != nil {
+					return fmt.Errorf("%s: %w", n, helmPathError(err))
+				}
+				if !helmWithin(realRoot, p) {
+					return fmt.Errorf("%s: symlink leaves the source root", n)
+				}
+			}
+			fi, err := os.Stat(p)
+			if err != nil {
+				return fmt.Errorf("%s: %w", n, helmPathError(err))
+			}
+			if rules.Ignore(n, fi) {
+				continue
+			}
+			if fi.IsDir() {
+				if err := walk(p, n); err != nil {
+					return err
+				}
+				continue
+			}
+			if !fi.Mode().IsRegular() {
+				return fmt.Errorf("%s: not a regular file", n)
+			}
+			if len(files) >= lim.MaxFiles {
+				return fmt.Errorf("chart has more than %d files", lim.MaxFiles)
+			}
+			data, err := helmReadFile(p, lim.MaxFileBytes)
+			if err != nil {
+				return fmt.Errorf("%s: %w", n, helmPathError(err))
+			}
+			if total += int64(len(data)); total > archive.MaxDecompressedChartSize {
+				return fmt.Errorf("chart is larger than %d bytes", archive.MaxDecompressedChartSize)
+			}
+			data = bytes.TrimPrefix(data, []byte("\xEF\xBB\xBF"))
+			files = append(files, &archive.BufferedFile{Name: n, ModTime: fi.ModTime(), Data: data})
+		}
+		return nil
+	}
+	if err := walk(realDir, ""); err != nil {
+		return nil, err
+	}
+	return files, nil
+}
+
+// helmAddMissingDependencies loads the dependencies that Chart.yaml lists
+// but charts/ lacks, as `helm dependency build` would fetch them: file://
+// charts from inside root, others from their HTTP repository.
+func helmAddMissingDependencies(ctx context.Context, fetcher *helmrepo.Client, root, dir string, chrt *chart.Chart, lim Limits, depth int) error {
+	present := map[string]bool{}
+	for _, d := range chrt.Dependencies() {
+		present[d.Name()] = true
+	}
+	locked := map[string]string{}
+	if chrt.Lock != nil {
+		for _, d := range chrt.Lock.Dependencies {
+			locked[d.Name+"\x00"+d.Repository] = d.Version
+		}
+	}
+	for _, d := range chrt.Metadata.Dependencies {
+		if d == nil || present[d.Name] {
+			continue
+		}
+		if depth >= helmMaxDependencyDepth {
+			return fmt.Errorf("dependency %s: dependencies nest deeper than %d", d.Name, helmMaxDependencyDepth)
+		}
+		var sub *chart.Chart
+		var err error
+		repo := strings.TrimSpace(d.Repository)
+		switch {
+		case strings.HasPrefix(repo, "file://"):
+			sub, err = helmLoadFileDependency(ctx, fetcher, root, dir, strings.TrimPrefix(repo, "file://"), lim, depth)
+		case strings.HasPrefix(repo, "http://"), strings.HasPrefix(repo, "https://"):
+			version := d.Version
+			if v, ok := locked[d.Name+"\x00"+d.Repository]; ok && v != "" {
+				version = v
+			}
+			var subDir string
+			subDir, _, err = fetcher.Fetch(ctx, repo, d.Name, version, helmrepo.Credentials{})
+			if err == nil {
+				sub, err = helmLoadChart(ctx, fetcher, subDir, subDir, lim, depth+1)
+			}
+		case repo == "":
+			err = errors.New("not in charts/ and no repository to fetch it from")
+		default:
+			err = fmt.Errorf("not in charts/ and repository %q is neither file:// nor an http(s) Helm repository; vendor it in charts/", repo)
+		}
+		if err != nil {
+			return fmt.Errorf("dependency %s: %w", d.Name, err)
+		}
+		if sub.Name() != d.Name {
+			return fmt.Errorf("dependency %s: the chart found is named %s", d.Name, sub.Name())
+		}
+		chrt.AddDependency(sub)
+		present[d.Name] = true
+	}
+	return nil
+}
+
+func helmLoadFileDependency(ctx context.Context, fetcher *helmrepo.Client, root, dir, rel string, lim Limits, depth int) (*chart.Chart, error) {
+	relDir, err := filepath.Rel(root, dir)
+	if err != nil {
+		return nil, err
+	}
+	p, err := SecureJoin(root, path.Join(filepath.ToSlash(relDir), rel))
+	if err != nil {
+		return nil, err
+	}
+	return helmLoadChart(ctx, fetcher, root, p, lim, depth+1)
+}
+
+// helmDecode splits a rendered template into objects, skipping empty
+// documents.
+func helmDecode(content string) ([]*unstructured.Unstructured, error) {
+	r := utilyaml.NewYAMLReader(bufio.NewReader(strings.NewReader(content)))
+	var objs []*unstructured.Unstructured
+	for i := 1; ; i++ {
+		doc, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			return objs, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		js, err := yaml.YAMLToJSON(doc)
+		if err != nil {
+			return nil, fmt.Errorf("document %d: %w", i, err)
+		}
+		js = bytes.TrimSpace(js)
+		if len(js) == 0 || bytes.Equal(js, []byte("null")) {
+			continue
+		}
+		if js[0] != '{' {
+			return nil, fmt.Errorf("document %d is not an object", i)
+		}
+		var m map[string]any
+		if err := utiljson.Unmarshal(js, &m); err != nil {
+			return nil, fmt.Errorf("document %d: %w", i, err)
+		}
+		o := &unstructured.Unstructured{Object: m}
+		if o.GetAPIVersion() == "" || o.GetKind() == "" {
+			return nil, fmt.Errorf("document %d has no apiVersion or kind", i)
+		}
+		objs = append(objs, o)
+	}
+}
+
+// helmIsTestHook reports a `helm test` hook, which skipTests drops.
+func helmIsTestHook(o *unstructured.Unstructured) bool {
+	for _, h := range strings.Split(o.GetAnnotations()["helm.sh/hook"], ",") {
+		if h = strings.TrimSpace(h); h == "test" || h == "test-success" {
+			return true
+		}
+	}
+	return false
 }

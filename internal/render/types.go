@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
+	"github.com/skiffcd/skiff/internal/source/helmrepo"
 )
 
 // Request is one render of one source.
@@ -34,6 +35,9 @@ type Request struct {
 	RefRoots map[string]string
 	// Limits bound the render; the zero value means DefaultLimits.
 	Limits Limits
+	// Charts fetches Helm dependencies that are not vendored in charts/;
+	// nil means a client caching under the user's cache directory.
+	Charts *helmrepo.Client
 }
 
 // Manifest is one rendered object and the file it came from, relative to Root.
