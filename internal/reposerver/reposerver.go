@@ -1,0 +1,269 @@
+// Package reposerver turns an Application's sources into manifests: it
+// resolves revisions (git refs, Helm chart versions), checks sources out
+// through the shared caches, renders them and caches the result. It is Argo
+// CD's repo server, as a package inside the skiff binary.
+//
+// Two caches make steady state cheap. Resolved revisions are kept for
+// RevisionTTL, so repeated comparisons of an unchanged app make no git
+// network call; a hard refresh (or a webhook) bypasses it. Rendered output is
+// keyed by everything that affects it (commit SHAs, source spec,
+// destination, cluster capabilities), so an unchanged commit is never
+// rendered twice; the cache is bounded by the size of what it holds.
+package reposerver
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/skiffcd/skiff/api/v1alpha1"
+	"github.com/skiffcd/skiff/internal/render"
+	"github.com/skiffcd/skiff/internal/source"
+	"github.com/skiffcd/skiff/internal/source/helmrepo"
+)
+
+// CredentialsFunc returns the credentials for a repository URL (Argo CD's
+// repository and repo-creds Secrets); the zero value means anonymous.
+type CredentialsFunc func(ctx context.Context, repoURL string) (source.Credentials, error)
+
+// Options configure a Server.
+type Options struct {
+	// RevisionTTL is how long a resolved branch, tag or chart range is
+	// trusted without asking the remote again; default 3 minutes (Argo CD's
+	// revision cache expiration).
+	RevisionTTL time.Duration
+	// MaxCacheBytes bounds the rendered-output cache; default 256 MiB.
+	MaxCacheBytes int64
+	// Limits bound each render; zero means render.DefaultLimits.
+	Limits render.Limits
+	// Credentials looks up repository credentials; nil means anonymous.
+	Credentials CredentialsFunc
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// Server renders Applications' sources. It is safe for concurrent use.
+type Server struct {
+	git   *source.Cache
+	helm  *helmrepo.Client
+	opts  Options
+	now   func() time.Time
+	cache *manifestCache
+
+	mu        sync.Mutex
+	revisions map[revisionKey]resolvedRevision
+}
+
+type revisionKey struct{ repoURL, chart, revision string }
+
+type resolvedRevision struct {
+	revision string // commit SHA, or chart version
+	root     string // checkout or chart directory
+	at       time.Time
+}
+
+// New returns a Server over the given git and Helm caches.
+func New(git *source.Cache, helm *helmrepo.Client, opts Options) *Server {
+	if opts.RevisionTTL == 0 {
+		opts.RevisionTTL = 3 * time.Minute
+	}
+	if opts.MaxCacheBytes == 0 {
+		opts.MaxCacheBytes = 256 << 20
+	}
+	now := opts.Now
+	if now == nil {
+		now = time.Now
+	}
+	return &Server{
+		git: git, helm: helm, opts: opts, now: now,
+		cache:     newManifestCache(opts.MaxCacheBytes),
+		revisions: map[revisionKey]resolvedRevision{},
+	}
+}
+
+// Request asks for the manifests of one Application.
+type Request struct {
+	// AppName is the Application's name (Helm's default release name).
+	AppName string
+	// Sources are spec.sources, or spec.source alone.
+	Sources []v1alpha1.ApplicationSource
+	// Namespace is the destination namespace.
+	Namespace string
+	// KubeVersion and APIVersions describe the destination cluster.
+	KubeVersion string
+	APIVersions []string
+	// Hard bypasses the revision and manifest caches (Argo CD's hard refresh).
+	Hard bool
+}
+
+// Response is what the sources rendered to.
+type Response struct {
+	// Revisions holds, per source, the resolved commit SHA or chart version.
+	Revisions []string
+	// Manifests are the rendered objects of every source, in source order.
+	// They are shared with the cache: callers must not modify them.
+	Manifests []render.Manifest
+	// CacheHit reports that nothing was rendered.
+	CacheHit bool
+}
+
+// Manifests resolves, fetches and renders the sources of req.
+func (s *Server) Manifests(ctx context.Context, req Request) (*Response, error) {
+	if len(req.Sources) == 0 {
+		return nil, errors.New("the application has no source")
+	}
+	resolved := make([]resolvedRevision, len(req.Sources))
+	refRoots := map[string]string{}
+	for i, src := range req.Sources {
+		r, err := s.resolve(ctx, src, req.Hard)
+		if err != nil {
+			return nil, fmt.Errorf("source %d (%s): %w", i+1, source.Redact(src.RepoURL), err)
+		}
+		resolved[i] = r
+		if src.Ref != "" {
+			refRoots[src.Ref] = r.root
+		}
+	}
+	resp := &Response{Revisions: make([]string, len(resolved))}
+	for i, r := range resolved {
+		resp.Revisions[i] = r.revision
+	}
+
+	key, err := cacheKey(req, resp.Revisions)
+	if err != nil {
+		return nil, err
+	}
+	if !req.Hard {
+		if manifests, ok := s.cache.get(key); ok {
+			resp.Manifests, resp.CacheHit = manifests, true
+			cacheResults.WithLabelValues("hit").Inc()
+			return resp, nil
+		}
+	}
+	cacheResults.WithLabelValues("miss").Inc()
+
+	var all []render.Manifest
+	for i, src := range req.Sources {
+		if !rendersManifests(src) {
+			continue // a ref-only source only lends its files to others
+		}
+		path := src.Path
+		if src.Chart != "" {
+			path = "."
+		}
+		manifests, err := render.Render(ctx, render.Request{
+			Root: resolved[i].root, Path: path, Source: src,
+			AppName: req.AppName, Namespace: req.Namespace,
+			KubeVersion: req.KubeVersion, APIVersions: req.APIVersions,
+			RefRoots: refRoots, Limits: s.opts.Limits, Charts: s.helm,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("source %d (%s): %w", i+1, source.Redact(src.RepoURL), err)
+		}
+		all = append(all, manifests...)
+	}
+	if err := render.CheckDuplicates(all); err != nil {
+		return nil, err
+	}
+	s.cache.put(key, all)
+	resp.Manifests = all
+	return resp, nil
+}
+
+// rendersManifests reports whether a source produces objects: a source with
+// a ref and no path (nor chart) only provides value files to other sources.
+func rendersManifests(src v1alpha1.ApplicationSource) bool {
+	return src.Ref == "" || src.Path != "" || src.Chart != ""
+}
+
+// resolve turns a source's target revision into a commit SHA or chart
+// version and a local directory, trusting a recent answer unless hard.
+func (s *Server) resolve(ctx context.Context, src v1alpha1.ApplicationSource, hard bool) (resolvedRevision, error) {
+	key := revisionKey{repoURL: src.RepoURL, chart: src.Chart, revision: src.TargetRevision}
+	now := s.now()
+	if !hard {
+		s.mu.Lock()
+		r, ok := s.revisions[key]
+		s.mu.Unlock()
+		if ok && now.Sub(r.at) < s.opts.RevisionTTL {
+			return r, nil
+		}
+	}
+	creds, err := s.credentials(ctx, src.RepoURL)
+	if err != nil {
+		return resolvedRevision{}, err
+	}
+	var r resolvedRevision
+	if src.Chart != "" {
+		dir, version, err := s.helm.Fetch(ctx, src.RepoURL, src.Chart, src.TargetRevision, helmrepo.Credentials{
+			Username: creds.Username, Password: creds.Password, Insecure: creds.Insecure, CAData: creds.CAData,
+		})
+		if err != nil {
+			return resolvedRevision{}, err
+		}
+		r = resolvedRevision{revision: version, root: dir}
+	} else {
+		sha, err := s.git.Resolve(ctx, src.RepoURL, creds, src.TargetRevision)
+		if err != nil {
+			return resolvedRevision{}, err
+		}
+		dir, err := s.git.Checkout(ctx, src.RepoURL, sha)
+		if err != nil {
+			return resolvedRevision{}, err
+		}
+		r = resolvedRevision{revision: sha, root: dir}
+	}
+	r.at = now
+	s.mu.Lock()
+	s.revisions[key] = r
+	s.mu.Unlock()
+	return r, nil
+}
+
+// Forget drops the resolved revisions of a repository, so the next request
+// asks the remote again (a git webhook calls it).
+func (s *Server) Forget(repoURL string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for k := range s.revisions {
+		if source.SameRepo(k.repoURL, repoURL) {
+			delete(s.revisions, k)
+		}
+	}
+}
+
+func (s *Server) credentials(ctx context.Context, repoURL string) (source.Credentials, error) {
+	if s.opts.Credentials == nil {
+		return source.Credentials{}, nil
+	}
+	creds, err := s.opts.Credentials(ctx, repoURL)
+	if err != nil {
+		return source.Credentials{}, fmt.Errorf("reading credentials: %w", err)
+	}
+	return creds, nil
+}
+
+// cacheKey covers everything that changes the rendered output.
+func cacheKey(req Request, revisions []string) (string, error) {
+	data, err := json.Marshal(struct {
+		App, Namespace, KubeVersion string
+		APIVersions                 []string
+		Sources                     []v1alpha1.ApplicationSource
+		Revisions                   []string
+	}{req.AppName, req.Namespace, req.KubeVersion, req.APIVersions, req.Sources, revisions})
+	if err != nil {
+		return "", fmt.Errorf("hashing the request: %w", err)
+	}
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:]), nil
+}
+
+// StaticCredentials uses the same credentials for every repository (the CLI's).
+func StaticCredentials(creds source.Credentials) CredentialsFunc {
+	return func(context.Context, string) (source.Credentials, error) { return creds, nil }
+}
