@@ -61,6 +61,10 @@ lint: $(STATICCHECK) ## gofmt, go vet and staticcheck.
 	go vet ./...
 	$(STATICCHECK) ./...
 
+.PHONY: bench
+bench: ## Run the benchmarks in bench/ and print their figures.
+	go run ./bench/render
+
 .PHONY: tidy
 tidy:
 	go mod tidy

@@ -24,6 +24,6 @@ func newRootCommand() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newVersionCommand(), newServerCommand())
+	root.AddCommand(newVersionCommand(), newServerCommand(), newRenderCommand())
 	return root
 }
