@@ -1,0 +1,387 @@
+// Package clustercache keeps a watch-based view of the live objects Skiff
+// manages: every listable kind the API server serves (CRDs added later
+// included), indexed by owning Application and by owner reference for the
+// resource tree. Comparisons and health checks read it, so steady state
+// costs no API call per object.
+package clustercache
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+)
+
+// ResourceKey identifies a live object.
+type ResourceKey struct {
+	Group, Kind, Namespace, Name string
+}
+
+func (k ResourceKey) String() string {
+	return fmt.Sprintf("%s/%s:%s/%s", k.Group, k.Kind, k.Namespace, k.Name)
+}
+
+// KeyOf returns the key of obj.
+func KeyOf(obj *unstructured.Unstructured) ResourceKey {
+	gvk := obj.GroupVersionKind()
+	return ResourceKey{Group: gvk.Group, Kind: gvk.Kind, Namespace: obj.GetNamespace(), Name: obj.GetName()}
+}
+
+// Event tells a subscriber that a live object changed. App is the owning
+// Application before or after the change ("" when none).
+type Event struct {
+	App     string
+	Key     ResourceKey
+	Deleted bool
+}
+
+// Options configure a Cache.
+type Options struct {
+	// Tracking says how objects are tied to Applications; default annotation.
+	Tracking TrackingMode
+	// Exclude lists kinds not to watch, in addition to the noisy defaults
+	// (Events, Leases, Endpoints, EndpointSlices).
+	Exclude []schema.GroupKind
+	// Resync is the informers' resync period; 0 disables resyncs.
+	Resync time.Duration
+}
+
+// defaultExcluded are kinds that change constantly and that no GitOps
+// source manages; Argo CD excludes them too.
+var defaultExcluded = []schema.GroupKind{
+	{Kind: "Event"}, {Group: "events.k8s.io", Kind: "Event"},
+	{Group: "coordination.k8s.io", Kind: "Lease"},
+	{Kind: "Endpoints"}, {Group: "discovery.k8s.io", Kind: "EndpointSlice"},
+	{Kind: "ComponentStatus"}, {Kind: "Binding"},
+	{Group: "metrics.k8s.io", Kind: "PodMetrics"}, {Group: "metrics.k8s.io", Kind: "NodeMetrics"},
+}
+
+// Cache is the live view. Create it with New and Start it once.
+type Cache struct {
+	opts      Options
+	dynamic   dynamic.Interface
+	discovery discovery.DiscoveryInterface
+	factory   dynamicinformer.DynamicSharedInformerFactory
+	excluded  map[schema.GroupKind]bool
+
+	mu          sync.RWMutex
+	objects     map[ResourceKey]*unstructured.Unstructured
+	byApp       map[string]map[ResourceKey]bool
+	children    map[types.UID]map[ResourceKey]bool
+	watched     map[schema.GroupVersionResource]schema.GroupVersionKind
+	subscribers []func(Event)
+
+	rediscover chan struct{}
+}
+
+// New returns a Cache for the cluster behind cfg.
+func New(cfg *rest.Config, opts Options) (*Cache, error) {
+	if opts.Tracking == "" {
+		opts.Tracking = TrackingAnnotationMode
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("building dynamic client: %w", err)
+	}
+	disc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("building discovery client: %w", err)
+	}
+	excluded := map[schema.GroupKind]bool{}
+	for _, gk := range append(append([]schema.GroupKind{}, defaultExcluded...), opts.Exclude...) {
+		excluded[gk] = true
+	}
+	return &Cache{
+		opts: opts, dynamic: dyn, discovery: disc, excluded: excluded,
+		factory:    dynamicinformer.NewDynamicSharedInformerFactory(dyn, opts.Resync),
+		objects:    map[ResourceKey]*unstructured.Unstructured{},
+		byApp:      map[string]map[ResourceKey]bool{},
+		children:   map[types.UID]map[ResourceKey]bool{},
+		watched:    map[schema.GroupVersionResource]schema.GroupVersionKind{},
+		rediscover: make(chan struct{}, 1),
+	}, nil
+}
+
+// Subscribe registers fn to be called after every change. Call it before
+// Start; fn must not block.
+func (c *Cache) Subscribe(fn func(Event)) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.subscribers = append(c.subscribers, fn)
+}
+
+// Start discovers the served kinds, watches them and waits until the
+// initial lists are in. The watches, including those of kinds added later
+// (CRDs), run until ctx ends.
+func (c *Cache) Start(ctx context.Context) error {
+	if err := c.discover(ctx); err != nil {
+		return err
+	}
+	go c.rediscoverLoop(ctx)
+	return nil
+}
+
+// discover starts informers for kinds not watched yet and waits for them.
+func (c *Cache) discover(ctx context.Context) error {
+	lists, err := c.discovery.ServerPreferredResources()
+	if err != nil && len(lists) == 0 {
+		return fmt.Errorf("discovering API resources: %w", err)
+	}
+	// A partial failure (an aggregated API that is down) must not stop
+	// watching everything else.
+	var started []cache.InformerSynced
+	for _, list := range lists {
+		gv, err := schema.ParseGroupVersion(list.GroupVersion)
+		if err != nil {
+			continue
+		}
+		for _, r := range list.APIResources {
+			if strings.Contains(r.Name, "/") || !hasVerbs(r.Verbs, "list", "watch") {
+				continue
+			}
+			gvk := gv.WithKind(r.Kind)
+			if c.excluded[gvk.GroupKind()] {
+				continue
+			}
+			gvr := gv.WithResource(r.Name)
+			c.mu.Lock()
+			_, known := c.watched[gvr]
+			if !known {
+				c.watched[gvr] = gvk
+			}
+			c.mu.Unlock()
+			if known {
+				continue
+			}
+			informer := c.factory.ForResource(gvr).Informer()
+			if _, err := informer.AddEventHandler(c.handler(gvk)); err != nil {
+				return fmt.Errorf("watching %s: %w", gvr, err)
+			}
+			started = append(started, informer.HasSynced)
+		}
+	}
+	c.factory.Start(ctx.Done())
+	if !cache.WaitForCacheSync(ctx.Done(), started...) {
+		return fmt.Errorf("waiting for the cluster cache to sync: %w", ctx.Err())
+	}
+	return nil
+}
+
+func hasVerbs(verbs []string, want ...string) bool {
+	for _, w := range want {
+		found := false
+		for _, v := range verbs {
+			if v == w {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+// rediscoverLoop watches for new kinds after a CRD changed. Discovery is
+// debounced: installing a chart with ten CRDs triggers one pass.
+func (c *Cache) rediscoverLoop(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-c.rediscover:
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(500 * time.Millisecond):
+		}
+		// Errors are retried at the next CRD change; the existing watches
+		// keep working meanwhile.
+		_ = c.discover(ctx)
+	}
+}
+
+func (c *Cache) handler(gvk schema.GroupVersionKind) cache.ResourceEventHandler {
+	isCRD := gvk.Group == "apiextensions.k8s.io" && gvk.Kind == "CustomResourceDefinition"
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc: func(obj any) {
+			c.upsert(gvk, obj)
+			if isCRD {
+				c.signalRediscover()
+			}
+		},
+		UpdateFunc: func(_, obj any) {
+			c.upsert(gvk, obj)
+			if isCRD {
+				c.signalRediscover()
+			}
+		},
+		DeleteFunc: func(obj any) {
+			if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = tomb.Obj
+			}
+			if u, ok := obj.(*unstructured.Unstructured); ok {
+				u.SetGroupVersionKind(gvk)
+				c.remove(KeyOf(u))
+			}
+		},
+	}
+}
+
+func (c *Cache) signalRediscover() {
+	select {
+	case c.rediscover <- struct{}{}:
+	default:
+	}
+}
+
+func (c *Cache) upsert(gvk schema.GroupVersionKind, obj any) {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return
+	}
+	u.SetGroupVersionKind(gvk)
+	key := KeyOf(u)
+	app := OwningApp(u, c.opts.Tracking)
+
+	c.mu.Lock()
+	oldApp := ""
+	if old, ok := c.objects[key]; ok {
+		oldApp = OwningApp(old, c.opts.Tracking)
+		c.unindexLocked(key, old)
+	}
+	c.objects[key] = u
+	if app != "" {
+		if c.byApp[app] == nil {
+			c.byApp[app] = map[ResourceKey]bool{}
+		}
+		c.byApp[app][key] = true
+	}
+	for _, ref := range u.GetOwnerReferences() {
+		if c.children[ref.UID] == nil {
+			c.children[ref.UID] = map[ResourceKey]bool{}
+		}
+		c.children[ref.UID][key] = true
+	}
+	subscribers := c.subscribers
+	c.mu.Unlock()
+
+	c.notify(subscribers, Event{App: app, Key: key})
+	if oldApp != "" && oldApp != app {
+		c.notify(subscribers, Event{App: oldApp, Key: key})
+	}
+}
+
+func (c *Cache) remove(key ResourceKey) {
+	c.mu.Lock()
+	old, ok := c.objects[key]
+	if !ok {
+		c.mu.Unlock()
+		return
+	}
+	c.unindexLocked(key, old)
+	delete(c.objects, key)
+	subscribers := c.subscribers
+	c.mu.Unlock()
+	c.notify(subscribers, Event{App: OwningApp(old, c.opts.Tracking), Key: key, Deleted: true})
+}
+
+func (c *Cache) unindexLocked(key ResourceKey, old *unstructured.Unstructured) {
+	if app := OwningApp(old, c.opts.Tracking); app != "" {
+		delete(c.byApp[app], key)
+		if len(c.byApp[app]) == 0 {
+			delete(c.byApp, app)
+		}
+	}
+	for _, ref := range old.GetOwnerReferences() {
+		delete(c.children[ref.UID], key)
+		if len(c.children[ref.UID]) == 0 {
+			delete(c.children, ref.UID)
+		}
+	}
+}
+
+func (c *Cache) notify(subscribers []func(Event), e Event) {
+	for _, fn := range subscribers {
+		fn(e)
+	}
+}
+
+// Get returns the live object with key. The object is shared: do not modify it.
+func (c *Cache) Get(key ResourceKey) (*unstructured.Unstructured, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	obj, ok := c.objects[key]
+	return obj, ok
+}
+
+// AppObjects returns the live objects tracked to app, sorted by key. They
+// are shared: do not modify them.
+func (c *Cache) AppObjects(app string) []*unstructured.Unstructured {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	keys := make([]ResourceKey, 0, len(c.byApp[app]))
+	for k := range c.byApp[app] {
+		keys = append(keys, k)
+	}
+	sortKeys(keys)
+	out := make([]*unstructured.Unstructured, 0, len(keys))
+	for _, k := range keys {
+		out = append(out, c.objects[k])
+	}
+	return out
+}
+
+// Children returns the objects whose ownerReferences name uid (a
+// Deployment's ReplicaSets, a ReplicaSet's Pods), sorted by key.
+func (c *Cache) Children(uid types.UID) []*unstructured.Unstructured {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	keys := make([]ResourceKey, 0, len(c.children[uid]))
+	for k := range c.children[uid] {
+		keys = append(keys, k)
+	}
+	sortKeys(keys)
+	out := make([]*unstructured.Unstructured, 0, len(keys))
+	for _, k := range keys {
+		out = append(out, c.objects[k])
+	}
+	return out
+}
+
+// Watches reports whether the kind is watched (known to the API server and
+// not excluded).
+func (c *Cache) Watches(gk schema.GroupKind) bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	for _, gvk := range c.watched {
+		if gvk.GroupKind() == gk {
+			return true
+		}
+	}
+	return false
+}
+
+// Len returns the number of cached objects.
+func (c *Cache) Len() int {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return len(c.objects)
+}
+
+func sortKeys(keys []ResourceKey) {
+	sort.Slice(keys, func(i, j int) bool { return keys[i].String() < keys[j].String() })
+}
