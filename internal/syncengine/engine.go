@@ -1,0 +1,516 @@
+package syncengine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/skiffcd/skiff/api/v1alpha1"
+	"github.com/skiffcd/skiff/internal/clustercache"
+)
+
+// FieldManager owns the fields Skiff applies.
+const FieldManager = "skiff"
+
+// HealthFunc judges a live object (internal/health.Assess in production).
+type HealthFunc func(*unstructured.Unstructured) (v1alpha1.HealthStatusCode, string)
+
+// Engine runs plans against the API server.
+type Engine struct {
+	// Client reads and writes objects; its RESTMapper must discover kinds
+	// lazily, so that objects of a CRD created in an earlier wave apply.
+	Client client.Client
+	// Health judges objects between waves and hooks for completion.
+	Health HealthFunc
+	// Poll is how often health is re-read while waiting; default 250 ms.
+	Poll time.Duration
+	// WaveTimeout bounds the wait for one wave or hook; default 5 minutes.
+	WaveTimeout time.Duration
+}
+
+// Request is one sync of one application.
+type Request struct {
+	// App names the application; applied objects get its tracking id.
+	App string
+	// Namespace is the destination namespace (created with CreateNamespace=true).
+	Namespace string
+	Plan      *Plan
+	// Options are the application's sync options (for CreateNamespace).
+	Options Options
+	// DryRun validates and reports without changing anything.
+	DryRun bool
+	// IsModified, when set, lets ApplyOutOfSyncOnly skip unchanged objects.
+	IsModified func(desired, live *unstructured.Unstructured) bool
+}
+
+// Result is the outcome of a sync.
+type Result struct {
+	Phase     v1alpha1.OperationPhase
+	Message   string
+	Resources []v1alpha1.ResourceResult
+}
+
+// Run executes the plan. Errors of individual objects are results, not
+// returned errors: a failed sync is a Result with phase Failed.
+func (e *Engine) Run(ctx context.Context, req Request) Result {
+	run := &run{Engine: e, req: req}
+	return run.execute(ctx)
+}
+
+type run struct {
+	*Engine
+	req     Request
+	results []v1alpha1.ResourceResult
+}
+
+func (r *run) execute(ctx context.Context) Result {
+	tasks := r.prepare()
+	if failed := r.validate(ctx, tasks); failed > 0 {
+		return Result{Phase: v1alpha1.OperationFailed, Resources: r.results,
+			Message: fmt.Sprintf("%d of %d objects failed validation (server-side dry run); nothing was applied", failed, countApplies(tasks))}
+	}
+	if r.req.DryRun {
+		for _, t := range tasks {
+			r.record(t, statusFor(t), "dry run", "")
+		}
+		return Result{Phase: v1alpha1.OperationSucceeded, Message: "dry run succeeded", Resources: r.results}
+	}
+	if r.req.Options.CreateNamespace && r.req.Namespace != "" {
+		if err := r.ensureNamespace(ctx); err != nil {
+			return Result{Phase: v1alpha1.OperationFailed, Message: err.Error(), Resources: r.results}
+		}
+	}
+
+	groups := groupTasks(tasks)
+	var hooksDone []Task
+	for i, group := range groups {
+		if group[0].Phase == PhaseSyncFail {
+			break // only on failure
+		}
+		var applied []Task
+		for _, t := range group {
+			if err := r.do(ctx, t); err != nil {
+				return r.fail(ctx, groups, hooksDone, fmt.Sprintf("%s: %v", describe(t), err))
+			}
+			if !t.Prune && !t.PruneSkipped {
+				applied = append(applied, t)
+			}
+		}
+		last := i == len(groups)-1 || groups[i+1][0].Phase == PhaseSyncFail
+		for _, t := range applied {
+			if !t.Hook && last {
+				continue // nothing waits on the last wave
+			}
+			if err := r.waitFor(ctx, t); err != nil {
+				if t.Hook {
+					r.setHookPhase(t, v1alpha1.OperationFailed, err.Error())
+					hooksDone = append(hooksDone, t)
+				}
+				return r.fail(ctx, groups, hooksDone, fmt.Sprintf("%s: %v", describe(t), err))
+			}
+			if t.Hook {
+				r.setHookPhase(t, v1alpha1.OperationSucceeded, "")
+				hooksDone = append(hooksDone, t)
+			}
+		}
+	}
+	r.cleanHooks(ctx, hooksDone)
+	return Result{Phase: v1alpha1.OperationSucceeded, Message: "successfully synced (all tasks run)", Resources: r.results}
+}
+
+// prepare copies desired objects and marks them with the tracking id.
+func (r *run) prepare() []Task {
+	tasks := make([]Task, len(r.req.Plan.Tasks))
+	for i, t := range r.req.Plan.Tasks {
+		if t.Desired != nil {
+			obj := t.Desired.DeepCopy()
+			ann := obj.GetAnnotations()
+			if ann == nil {
+				ann = map[string]string{}
+			}
+			ann[clustercache.TrackingAnnotation] = clustercache.TrackingID(r.req.App, obj)
+			obj.SetAnnotations(ann)
+			t.Desired = obj
+		}
+		tasks[i] = t
+	}
+	return tasks
+}
+
+// validate dry-runs every apply; any failure means nothing is applied.
+func (r *run) validate(ctx context.Context, tasks []Task) int {
+	creating := map[string]bool{}
+	crdKinds := map[string]bool{}
+	if r.req.Options.CreateNamespace {
+		creating[r.req.Namespace] = true
+	}
+	for _, t := range tasks {
+		if t.Desired == nil {
+			continue
+		}
+		switch t.Key.Kind {
+		case "Namespace":
+			creating[t.Key.Name] = true
+		case "CustomResourceDefinition":
+			group, _, _ := unstructured.NestedString(t.Desired.Object, "spec", "group")
+			kind, _, _ := unstructured.NestedString(t.Desired.Object, "spec", "names", "kind")
+			crdKinds[group+"/"+kind] = true
+		}
+	}
+	failed := 0
+	for _, t := range tasks {
+		if t.Desired == nil || !t.Options.Validate {
+			continue
+		}
+		if t.Hook && t.Live != nil && hasPolicy(t, "BeforeHookCreation") {
+			// The previous run's hook is replaced, not patched: a dry-run
+			// apply over it would report immutable fields (a Job's template).
+			continue
+		}
+		err := r.apply(ctx, t, true)
+		switch {
+		case err == nil:
+		case meta.IsNoMatchError(err) && (crdKinds[t.Key.Group+"/"+t.Key.Kind] || t.Options.SkipDryRunOnMissingResource):
+			// Its CRD is applied by this sync, before the object.
+		case apierrors.IsNotFound(err) && creating[t.Key.Namespace]:
+			// Its namespace is created by this sync.
+		default:
+			failed++
+			r.record(t, v1alpha1.ResultCodeSyncFailed, apiMessage(err), "")
+		}
+	}
+	return failed
+}
+
+func countApplies(tasks []Task) int {
+	n := 0
+	for _, t := range tasks {
+		if t.Desired != nil {
+			n++
+		}
+	}
+	return n
+}
+
+// groupTasks splits ordered tasks into groups that run together: same
+// phase, same wave, applies apart from prunes.
+func groupTasks(tasks []Task) [][]Task {
+	var groups [][]Task
+	for _, t := range tasks {
+		if n := len(groups); n > 0 {
+			prev := groups[n-1][0]
+			if prev.Phase == t.Phase && prev.Wave == t.Wave && pruneRank(prev) == pruneRank(t) {
+				groups[n-1] = append(groups[n-1], t)
+				continue
+			}
+		}
+		groups = append(groups, []Task{t})
+	}
+	return groups
+}
+
+// do performs one task.
+func (r *run) do(ctx context.Context, t Task) error {
+	switch {
+	case t.PruneSkipped:
+		r.record(t, v1alpha1.ResultCodePruneSkipped, "ignored (requires pruning)", "")
+		return nil
+	case t.Prune:
+		if err := r.prune(ctx, t); err != nil {
+			r.record(t, v1alpha1.ResultCodeSyncFailed, apiMessage(err), "")
+			return err
+		}
+		r.record(t, v1alpha1.ResultCodePruned, "pruned", "")
+		return nil
+	case t.Hook:
+		if hasPolicy(t, "BeforeHookCreation") {
+			if err := r.deleteAndWait(ctx, t.Desired); err != nil {
+				r.record(t, v1alpha1.ResultCodeSyncFailed, apiMessage(err), v1alpha1.OperationFailed)
+				return err
+			}
+		}
+		if err := r.apply(ctx, t, false); err != nil {
+			r.record(t, v1alpha1.ResultCodeSyncFailed, apiMessage(err), v1alpha1.OperationFailed)
+			return err
+		}
+		r.record(t, v1alpha1.ResultCodeSynced, "created", v1alpha1.OperationRunning)
+		return nil
+	}
+	if t.Options.ApplyOutOfSyncOnly && t.Live != nil && r.req.IsModified != nil && !r.req.IsModified(t.Desired, t.Live) {
+		r.record(t, v1alpha1.ResultCodeSynced, "unchanged", "")
+		return nil
+	}
+	if err := r.apply(ctx, t, false); err != nil {
+		r.record(t, v1alpha1.ResultCodeSyncFailed, apiMessage(err), "")
+		return err
+	}
+	verb := "configured"
+	if t.Live == nil {
+		verb = "created"
+	}
+	r.record(t, v1alpha1.ResultCodeSynced, fmt.Sprintf("%s %s", strings.ToLower(t.Key.Kind), verb), "")
+	return nil
+}
+
+// apply writes the desired object: server-side apply, or a replace.
+func (r *run) apply(ctx context.Context, t Task, dryRun bool) error {
+	obj := t.Desired.DeepCopy()
+	if t.Options.Replace && !t.Hook {
+		return r.replace(ctx, obj, dryRun)
+	}
+	opts := []client.ApplyOption{client.FieldOwner(FieldManager)}
+	if t.Options.Force || t.Hook {
+		opts = append(opts, client.ForceOwnership)
+	}
+	if dryRun {
+		opts = append(opts, client.DryRunAll)
+	}
+	return r.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj), opts...)
+}
+
+func (r *run) replace(ctx context.Context, obj *unstructured.Unstructured, dryRun bool) error {
+	var dry []string
+	if dryRun {
+		dry = []string{metav1.DryRunAll}
+	}
+	live := &unstructured.Unstructured{}
+	live.SetGroupVersionKind(obj.GroupVersionKind())
+	err := r.Client.Get(ctx, client.ObjectKeyFromObject(obj), live)
+	if apierrors.IsNotFound(err) {
+		return r.Client.Create(ctx, obj, &client.CreateOptions{DryRun: dry, FieldManager: FieldManager})
+	}
+	if err != nil {
+		return err
+	}
+	obj.SetResourceVersion(live.GetResourceVersion())
+	return r.Client.Update(ctx, obj, &client.UpdateOptions{DryRun: dry, FieldManager: FieldManager})
+}
+
+func (r *run) prune(ctx context.Context, t Task) error {
+	if t.Options.DeleteDisabled {
+		return nil
+	}
+	policy := metav1.DeletePropagationForeground
+	switch t.Options.PropagationPolicy {
+	case "background":
+		policy = metav1.DeletePropagationBackground
+	case "orphan":
+		policy = metav1.DeletePropagationOrphan
+	}
+	err := r.Client.Delete(ctx, t.Live.DeepCopy(), client.PropagationPolicy(policy))
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	return err
+}
+
+func (r *run) deleteAndWait(ctx context.Context, obj *unstructured.Unstructured) error {
+	current := &unstructured.Unstructured{}
+	current.SetGroupVersionKind(obj.GroupVersionKind())
+	key := client.ObjectKeyFromObject(obj)
+	if err := r.Client.Get(ctx, key, current); apierrors.IsNotFound(err) || meta.IsNoMatchError(err) {
+		return nil
+	} else if err != nil {
+		return err
+	}
+	if err := r.Client.Delete(ctx, current, client.PropagationPolicy(metav1.DeletePropagationForeground)); err != nil && !apierrors.IsNotFound(err) {
+		return err
+	}
+	return wait.PollUntilContextTimeout(ctx, r.poll(), r.timeout(), true, func(ctx context.Context) (bool, error) {
+		err := r.Client.Get(ctx, key, current)
+		if apierrors.IsNotFound(err) {
+			return true, nil
+		}
+		return false, err
+	})
+}
+
+func (r *run) ensureNamespace(ctx context.Context) error {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: r.req.Namespace}}
+	if err := r.Client.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating namespace %s: %w", r.req.Namespace, err)
+	}
+	return nil
+}
+
+// waitFor waits until an applied object is healthy (or suspended), or a
+// hook has completed. Degraded fails the sync.
+func (r *run) waitFor(ctx context.Context, t Task) error {
+	var lastStatus v1alpha1.HealthStatusCode
+	var lastMessage string
+	key := client.ObjectKeyFromObject(t.Desired)
+	err := wait.PollUntilContextTimeout(ctx, r.poll(), r.timeout(), true, func(ctx context.Context) (bool, error) {
+		live := &unstructured.Unstructured{}
+		live.SetGroupVersionKind(t.Desired.GroupVersionKind())
+		if err := r.Client.Get(ctx, key, live); err != nil {
+			if apierrors.IsNotFound(err) && t.Hook {
+				return false, errors.New("hook was deleted before it completed")
+			}
+			return false, client.IgnoreNotFound(err)
+		}
+		lastStatus, lastMessage = r.Health(live)
+		switch lastStatus {
+		case v1alpha1.HealthStatusHealthy:
+			return true, nil
+		case v1alpha1.HealthStatusSuspended:
+			return !t.Hook, nil
+		case v1alpha1.HealthStatusDegraded:
+			return false, fmt.Errorf("degraded: %s", lastMessage)
+		}
+		return false, nil
+	})
+	if wait.Interrupted(err) {
+		return fmt.Errorf("not healthy after %s (%s: %s)", r.timeout(), lastStatus, lastMessage)
+	}
+	return err
+}
+
+// fail runs the SyncFail hooks and returns a failed result.
+func (r *run) fail(ctx context.Context, groups [][]Task, hooksDone []Task, message string) Result {
+	for _, group := range groups {
+		if group[0].Phase != PhaseSyncFail {
+			continue
+		}
+		for _, t := range group {
+			if err := r.do(ctx, t); err != nil {
+				continue // reported in its result; the sync has failed already
+			}
+			if err := r.waitFor(ctx, t); err != nil {
+				r.setHookPhase(t, v1alpha1.OperationFailed, err.Error())
+			} else {
+				r.setHookPhase(t, v1alpha1.OperationSucceeded, "")
+			}
+			hooksDone = append(hooksDone, t)
+		}
+	}
+	r.cleanHooks(ctx, hooksDone)
+	return Result{Phase: v1alpha1.OperationFailed, Message: message, Resources: r.results}
+}
+
+// cleanHooks applies hook delete policies once hooks have finished.
+func (r *run) cleanHooks(ctx context.Context, hooks []Task) {
+	for _, t := range hooks {
+		phase := r.hookPhase(t)
+		if (phase == v1alpha1.OperationSucceeded && hasPolicy(t, "HookSucceeded")) ||
+			(phase == v1alpha1.OperationFailed && hasPolicy(t, "HookFailed")) {
+			err := r.Client.Delete(ctx, t.Desired.DeepCopy(), client.PropagationPolicy(metav1.DeletePropagationBackground))
+			if err != nil && !apierrors.IsNotFound(err) {
+				r.setHookPhase(t, phase, "deleting hook: "+apiMessage(err))
+			}
+		}
+	}
+}
+
+func hasPolicy(t Task, policy string) bool {
+	for _, p := range t.DeletePolicies {
+		if p == policy {
+			return true
+		}
+	}
+	return false
+}
+
+func (r *run) poll() time.Duration {
+	if r.Poll > 0 {
+		return r.Poll
+	}
+	return 250 * time.Millisecond
+}
+
+func (r *run) timeout() time.Duration {
+	if r.WaveTimeout > 0 {
+		return r.WaveTimeout
+	}
+	return 5 * time.Minute
+}
+
+func statusFor(t Task) v1alpha1.ResultCode {
+	switch {
+	case t.PruneSkipped:
+		return v1alpha1.ResultCodePruneSkipped
+	case t.Prune:
+		return v1alpha1.ResultCodePruned
+	}
+	return v1alpha1.ResultCodeSynced
+}
+
+// record sets the result of a task, replacing an earlier one for it.
+func (r *run) record(t Task, status v1alpha1.ResultCode, message string, hookPhase v1alpha1.OperationPhase) {
+	obj := t.Desired
+	if obj == nil {
+		obj = t.Live
+	}
+	res := v1alpha1.ResourceResult{
+		Group: t.Key.Group, Version: obj.GroupVersionKind().Version, Kind: t.Key.Kind,
+		Namespace: t.Key.Namespace, Name: t.Key.Name,
+		Status: status, Message: message, SyncPhase: string(t.Phase), HookPhase: hookPhase,
+	}
+	if t.Hook {
+		res.HookType = string(t.Phase)
+		res.SyncPhase = string(t.Phase)
+	}
+	for i, existing := range r.results {
+		if sameTask(existing, res) {
+			r.results[i] = res
+			return
+		}
+	}
+	r.results = append(r.results, res)
+}
+
+func sameTask(a, b v1alpha1.ResourceResult) bool {
+	return a.Group == b.Group && a.Kind == b.Kind && a.Namespace == b.Namespace && a.Name == b.Name && a.HookType == b.HookType
+}
+
+func (r *run) setHookPhase(t Task, phase v1alpha1.OperationPhase, message string) {
+	for i, res := range r.results {
+		if res.Kind == t.Key.Kind && res.Group == t.Key.Group && res.Namespace == t.Key.Namespace && res.Name == t.Key.Name && res.HookType == string(t.Phase) {
+			r.results[i].HookPhase = phase
+			if message != "" {
+				r.results[i].Message = message
+			}
+			if phase == v1alpha1.OperationFailed {
+				r.results[i].Status = v1alpha1.ResultCodeSyncFailed
+			}
+		}
+	}
+}
+
+func (r *run) hookPhase(t Task) v1alpha1.OperationPhase {
+	for _, res := range r.results {
+		if res.Kind == t.Key.Kind && res.Group == t.Key.Group && res.Namespace == t.Key.Namespace && res.Name == t.Key.Name && res.HookType == string(t.Phase) {
+			return res.HookPhase
+		}
+	}
+	return ""
+}
+
+func describe(t Task) string {
+	return fmt.Sprintf("%s %s", strings.ToLower(t.Key.Kind), nameOf(t.Key))
+}
+
+func nameOf(k clustercache.ResourceKey) string {
+	if k.Namespace == "" {
+		return k.Name
+	}
+	return k.Namespace + "/" + k.Name
+}
+
+// apiMessage is the API server's message without Go error wrapping.
+func apiMessage(err error) string {
+	var status apierrors.APIStatus
+	if errors.As(err, &status) {
+		return status.Status().Message
+	}
+	return err.Error()
+}
