@@ -1,0 +1,280 @@
+// Package health judges the health of live Kubernetes objects the way Argo CD
+// does, so that Applications and Rollouts show the statuses users expect.
+//
+// Assess is pure: it reads only the object it is given and never calls the
+// API server, so the same object always gets the same Result. Worst folds
+// many results into one, which is how an Application's health is derived
+// from the health of the resources it manages.
+package health
+
+import (
+	"fmt"
+	"strconv"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/skiffcd/skiff/api/v1alpha1"
+)
+
+// The statuses Assess returns. They are the Application API's codes, so that
+// controllers can store a Result without converting it.
+const (
+	Healthy     = v1alpha1.HealthStatusHealthy
+	Progressing = v1alpha1.HealthStatusProgressing
+	Degraded    = v1alpha1.HealthStatusDegraded
+	Suspended   = v1alpha1.HealthStatusSuspended
+	Missing     = v1alpha1.HealthStatusMissing
+	Unknown     = v1alpha1.HealthStatusUnknown
+)
+
+// Result is the health of one object, with a human-readable reason that may be
+// empty when the status speaks for itself.
+type Result struct {
+	Status  v1alpha1.HealthStatusCode
+	Message string
+}
+
+// hookFinalizer is the finalizer Argo CD puts on hook resources; a hook being
+// deleted keeps its own health so that its outcome can still be read.
+const hookFinalizer = "argocd.argoproj.io/hook-finalizer"
+
+// Assess returns the health of a live object. A nil object is Missing: the
+// caller expected it but found nothing in the cluster. Kinds without a rule of
+// their own are judged from their standard status conditions.
+func Assess(obj *unstructured.Unstructured) Result {
+	if obj == nil || obj.Object == nil {
+		return Result{Status: Missing}
+	}
+	if obj.GetDeletionTimestamp() != nil && !hasFinalizer(obj, hookFinalizer) {
+		return Result{Status: Progressing, Message: "Pending deletion"}
+	}
+	gvk := obj.GroupVersionKind()
+	switch gvk.Group {
+	case "":
+		switch gvk.Kind {
+		case "Pod":
+			return podHealth(obj)
+		case "Service":
+			return serviceHealth(obj)
+		case "PersistentVolumeClaim":
+			return pvcHealth(obj)
+		}
+	case "apps", "extensions":
+		switch gvk.Kind {
+		case "Deployment":
+			return deploymentHealth(obj)
+		case "StatefulSet":
+			return statefulSetHealth(obj)
+		case "DaemonSet":
+			return daemonSetHealth(obj)
+		case "ReplicaSet":
+			return replicaSetHealth(obj)
+		case "Ingress":
+			return ingressHealth(obj)
+		}
+	case "networking.k8s.io":
+		if gvk.Kind == "Ingress" {
+			return ingressHealth(obj)
+		}
+	case "batch":
+		switch gvk.Kind {
+		case "Job":
+			return jobHealth(obj)
+		case "CronJob":
+			return cronJobHealth(obj)
+		}
+	case "autoscaling":
+		if gvk.Kind == "HorizontalPodAutoscaler" {
+			return hpaHealth(obj)
+		}
+	case "apiregistration.k8s.io":
+		if gvk.Kind == "APIService" {
+			return apiServiceHealth(obj)
+		}
+	case v1alpha1.GroupVersion.Group:
+		switch gvk.Kind {
+		case "Rollout":
+			return rolloutHealth(obj)
+		case "AnalysisRun":
+			return analysisRunHealth(obj)
+		case "Application":
+			return applicationHealth(obj)
+		}
+	}
+	return genericHealth(obj)
+}
+
+// order ranks statuses from best to worst, as Argo CD's IsWorse does. Unknown
+// is worst because an unjudged resource must not let an Application claim to
+// be Healthy; Missing ranks below Degraded because a resource that is merely
+// not created yet is usually on its way.
+var order = map[v1alpha1.HealthStatusCode]int{
+	Healthy:     0,
+	Suspended:   1,
+	Progressing: 2,
+	Missing:     3,
+	Degraded:    4,
+	Unknown:     5,
+}
+
+// rank places a status in order. A status this package does not know (say,
+// copied from a newer child Application) ranks as Unknown rather than as
+// Healthy, which is what Argo CD would do, so that it cannot hide problems.
+func rank(s v1alpha1.HealthStatusCode) int {
+	if r, ok := order[s]; ok {
+		return r
+	}
+	return order[Unknown]
+}
+
+// IsWorse reports whether candidate is a worse status than current.
+func IsWorse(current, candidate v1alpha1.HealthStatusCode) bool {
+	return rank(candidate) > rank(current)
+}
+
+// Worst returns the worst of results: an Application is as healthy as its
+// least healthy resource. Among equally bad results the first one wins, so
+// callers control whose message is shown by the order they pass. No results
+// at all is Healthy, as an Application with no resources is in Argo CD.
+func Worst(results ...Result) Result {
+	worst := Result{Status: Healthy}
+	for i, r := range results {
+		if i == 0 || IsWorse(worst.Status, r.Status) {
+			worst = r
+		}
+	}
+	return worst
+}
+
+// known maps a status read from an object to one of ours, and anything else
+// to Unknown.
+func known(s string) v1alpha1.HealthStatusCode {
+	c := v1alpha1.HealthStatusCode(s)
+	if _, ok := order[c]; ok {
+		return c
+	}
+	return Unknown
+}
+
+func hasFinalizer(obj *unstructured.Unstructured, name string) bool {
+	for _, f := range obj.GetFinalizers() {
+		if f == name {
+			return true
+		}
+	}
+	return false
+}
+
+// field walks obj along fields and returns what it finds, or nil.
+func field(obj map[string]any, fields ...string) any {
+	var cur any = obj
+	for _, f := range fields {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return nil
+		}
+		cur = m[f]
+	}
+	return cur
+}
+
+// str returns a string field, or "" when it is absent or not a string.
+func str(obj map[string]any, fields ...string) string {
+	s, _ := field(obj, fields...).(string)
+	return s
+}
+
+// flag returns a boolean field, or false when it is absent or not a bool.
+func flag(obj map[string]any, fields ...string) bool {
+	b, _ := field(obj, fields...).(bool)
+	return b
+}
+
+// num returns an integer field. JSON decoding may have produced int64 or
+// float64, and hand-built objects may hold int; all are accepted. Strings that
+// hold an integer are accepted too, because a Rollout's observedGeneration is
+// a string.
+func num(obj map[string]any, fields ...string) (int64, bool) {
+	switch v := field(obj, fields...).(type) {
+	case int64:
+		return v, true
+	case int32:
+		return int64(v), true
+	case int:
+		return int64(v), true
+	case float64:
+		return int64(v), true
+	case string:
+		n, err := strconv.ParseInt(v, 10, 64)
+		return n, err == nil
+	}
+	return 0, false
+}
+
+// numOr returns an integer field, or def when it is absent.
+func numOr(obj map[string]any, def int64, fields ...string) int64 {
+	if n, ok := num(obj, fields...); ok {
+		return n
+	}
+	return def
+}
+
+// list returns a list field, or nil.
+func list(obj map[string]any, fields ...string) []any {
+	l, _ := field(obj, fields...).([]any)
+	return l
+}
+
+// condition is the common shape of status conditions across kinds.
+type condition struct {
+	Type    string `json:"type"`
+	Status  string `json:"status"`
+	Reason  string `json:"reason"`
+	Message string `json:"message"`
+}
+
+// text describes a condition as "Reason: message", or whichever half is set.
+func (c condition) text() string {
+	switch {
+	case c.Reason != "" && c.Message != "":
+		return fmt.Sprintf("%s: %s", c.Reason, c.Message)
+	case c.Message != "":
+		return c.Message
+	}
+	return c.Reason
+}
+
+// conditions reads status.conditions, skipping entries that are not objects.
+func conditions(obj map[string]any) []condition {
+	var out []condition
+	for _, item := range list(obj, "status", "conditions") {
+		m, ok := item.(map[string]any)
+		if !ok {
+			continue
+		}
+		out = append(out, condition{
+			Type:    str(m, "type"),
+			Status:  str(m, "status"),
+			Reason:  str(m, "reason"),
+			Message: str(m, "message"),
+		})
+	}
+	return out
+}
+
+// findCondition returns the first condition of type t.
+func findCondition(conds []condition, t string) (condition, bool) {
+	for _, c := range conds {
+		if c.Type == t {
+			return c, true
+		}
+	}
+	return condition{}, false
+}
+
+// generationObserved reports whether a controller has seen the latest spec,
+// by the usual metadata.generation and numeric status.observedGeneration.
+func generationObserved(obj *unstructured.Unstructured) bool {
+	observed, _ := num(obj.Object, "status", "observedGeneration")
+	return obj.GetGeneration() <= observed
+}

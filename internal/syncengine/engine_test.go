@@ -1,0 +1,241 @@
+package syncengine
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/skiffcd/skiff/api/v1alpha1"
+	"github.com/skiffcd/skiff/internal/clustercache"
+	"github.com/skiffcd/skiff/internal/health"
+)
+
+func newEngine(t *testing.T) *Engine {
+	t.Helper()
+	c, err := client.New(cluster.Config, client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &Engine{
+		Client: c,
+		Health: func(u *unstructured.Unstructured) (v1alpha1.HealthStatusCode, string) {
+			r := health.Assess(u)
+			return r.Status, r.Message
+		},
+		Poll:        100 * time.Millisecond,
+		WaveTimeout: time.Minute,
+	}
+}
+
+// manifests parses YAML documents, putting namespaced ones in ns.
+func manifests(t *testing.T, ns string, docs ...string) []*unstructured.Unstructured {
+	t.Helper()
+	var out []*unstructured.Unstructured
+	for _, d := range docs {
+		u := obj(t, d)
+		if u.GetKind() != "Namespace" && u.GetNamespace() == "" {
+			u.SetNamespace(ns)
+		}
+		out = append(out, u)
+	}
+	return out
+}
+
+// live reads the current state of objects, as the cluster cache would give it.
+func live(t *testing.T, c client.Client, objs []*unstructured.Unstructured) []*unstructured.Unstructured {
+	t.Helper()
+	var out []*unstructured.Unstructured
+	for _, o := range objs {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(o.GroupVersionKind())
+		err := c.Get(context.Background(), client.ObjectKeyFromObject(o), u)
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, u)
+	}
+	return out
+}
+
+func sync(t *testing.T, e *Engine, ns string, desired, liveObjs []*unstructured.Unstructured, prune bool, dryRun bool, options ...string) Result {
+	t.Helper()
+	opts, err := ParseOptions(options)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := NewPlan(PlanInput{Desired: desired, Live: liveObjs, Prune: prune, Options: opts})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	return e.Run(ctx, Request{App: "shop", Namespace: ns, Plan: plan, Options: DefaultOptions(), DryRun: dryRun})
+}
+
+func resultFor(res Result, kind, name string) *v1alpha1.ResourceResult {
+	for i := range res.Resources {
+		if res.Resources[i].Kind == kind && res.Resources[i].Name == name {
+			return &res.Resources[i]
+		}
+	}
+	return nil
+}
+
+const deploymentYAML = `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers: [{name: web, image: nginx:1.27}]`
+
+func TestSyncAppliesTracksAndPrunes(t *testing.T) {
+	e := newEngine(t)
+	ns := cluster.Namespace(t)
+	desired := manifests(t, ns,
+		"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\ndata: {level: info}",
+		"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: legacy}\ndata: {x: z}",
+		deploymentYAML)
+
+	res := sync(t, e, ns, desired, nil, false, false)
+	if res.Phase != v1alpha1.OperationSucceeded {
+		t.Fatalf("first sync: %s: %s %+v", res.Phase, res.Message, res.Resources)
+	}
+	got := live(t, e.Client, desired)
+	if len(got) != 3 {
+		t.Fatalf("%d of 3 objects exist after sync", len(got))
+	}
+	for _, o := range got {
+		if app := clustercache.OwningApp(o, clustercache.TrackingAnnotationMode); app != "shop" {
+			t.Errorf("%s/%s tracked to %q, want shop", o.GetKind(), o.GetName(), app)
+		}
+	}
+
+	// Drift: someone edits a field Skiff owns. Taking it back is a
+	// conflict that a sync reports, and forces only when asked.
+	cm := got[0]
+	if err := unstructured.SetNestedField(cm.Object, "debug", "data", "level"); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Client.Update(context.Background(), cm); err != nil {
+		t.Fatal(err)
+	}
+	// legacy leaves git: with prune it is deleted, the rest re-applied.
+	next := []*unstructured.Unstructured{desired[0], desired[2]}
+	res = sync(t, e, ns, next, live(t, e.Client, desired), true, false)
+	if res.Phase != v1alpha1.OperationFailed || !strings.Contains(resultFor(res, "ConfigMap", "settings").Message, "conflict") {
+		t.Fatalf("sync over another manager's edit: %s: %s, want a reported conflict", res.Phase, res.Message)
+	}
+	if len(live(t, e.Client, desired)) != 3 {
+		t.Fatalf("the failed sync pruned something")
+	}
+	res = sync(t, e, ns, next, live(t, e.Client, desired), true, false, "Force=true")
+	if res.Phase != v1alpha1.OperationSucceeded {
+		t.Fatalf("second sync: %s: %s", res.Phase, res.Message)
+	}
+	if r := resultFor(res, "ConfigMap", "legacy"); r == nil || r.Status != v1alpha1.ResultCodePruned {
+		t.Errorf("legacy result %+v, want Pruned", r)
+	}
+	// Foreground deletion lets the garbage collector finish the delete.
+	var after []*unstructured.Unstructured
+	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		after = live(t, e.Client, desired)
+		return len(after) == 2, nil
+	})
+	if err != nil {
+		t.Fatalf("%d objects 30s after prune, want 2", len(after))
+	}
+	if level, _, _ := unstructured.NestedString(after[0].Object, "data", "level"); level != "info" {
+		t.Errorf("drifted value %q was not restored to info", level)
+	}
+}
+
+// Validation is all or nothing: one broken object in ten applies none.
+func TestSyncWithABrokenObjectAppliesNothing(t *testing.T) {
+	e := newEngine(t)
+	ns := cluster.Namespace(t)
+	var docs []string
+	for i := range 9 {
+		docs = append(docs, fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm-%d}\ndata: {i: '%d'}", i, i))
+	}
+	docs = append(docs, strings.Replace(deploymentYAML, "replicas: 2", "replicas: -3", 1))
+	desired := manifests(t, ns, docs...)
+
+	res := sync(t, e, ns, desired, nil, false, false)
+	if res.Phase != v1alpha1.OperationFailed || !strings.Contains(res.Message, "nothing was applied") {
+		t.Fatalf("got %s: %s, want a failed validation", res.Phase, res.Message)
+	}
+	if r := resultFor(res, "Deployment", "web"); r == nil || r.Status != v1alpha1.ResultCodeSyncFailed || !strings.Contains(r.Message, "replicas") {
+		t.Errorf("Deployment result %+v, want SyncFailed naming replicas", r)
+	}
+	if got := live(t, e.Client, desired); len(got) != 0 {
+		t.Errorf("%d objects were applied despite the broken one", len(got))
+	}
+}
+
+func TestDryRunChangesNothing(t *testing.T) {
+	e := newEngine(t)
+	ns := cluster.Namespace(t)
+	desired := manifests(t, ns, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\ndata: {level: info}")
+	res := sync(t, e, ns, desired, nil, false, true)
+	if res.Phase != v1alpha1.OperationSucceeded {
+		t.Fatalf("%s: %s", res.Phase, res.Message)
+	}
+	if got := live(t, e.Client, desired); len(got) != 0 {
+		t.Errorf("dry run created %d objects", len(got))
+	}
+}
+
+// A PreSync Job (a migration) must finish before the wave-1 Deployment is
+// applied; kwok runs the Job's pod to completion.
+func TestPreSyncHookFinishesBeforeLaterWaves(t *testing.T) {
+	e := newEngine(t)
+	ns := cluster.Namespace(t)
+	desired := manifests(t, ns, `apiVersion: batch/v1
+kind: Job
+metadata:
+  name: migrate
+  annotations: {argocd.argoproj.io/hook: PreSync}
+spec:
+  backoffLimit: 0
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: migrate, image: alpine:3.20, command: [sh, -c, "exit 0"]}]`,
+		strings.Replace(deploymentYAML, "metadata: {name: web}", "metadata: {name: web, annotations: {argocd.argoproj.io/sync-wave: '1'}}", 1))
+
+	res := sync(t, e, ns, desired, nil, false, false)
+	if res.Phase != v1alpha1.OperationSucceeded {
+		t.Fatalf("%s: %s %+v", res.Phase, res.Message, res.Resources)
+	}
+	hook := resultFor(res, "Job", "migrate")
+	if hook == nil || hook.HookType != "PreSync" || hook.HookPhase != v1alpha1.OperationSucceeded {
+		t.Fatalf("hook result %+v, want a succeeded PreSync hook", hook)
+	}
+	objs := live(t, e.Client, desired)
+	if len(objs) != 2 {
+		t.Fatalf("%d of 2 objects exist", len(objs))
+	}
+	job, deploy := objs[0], objs[1]
+	completed, _, _ := unstructured.NestedString(job.Object, "status", "completionTime")
+	done, err := time.Parse(time.RFC3339, completed)
+	if err != nil {
+		t.Fatalf("job has no completion time: %v", err)
+	}
+	if created := deploy.GetCreationTimestamp().Time; created.Before(done) {
+		t.Errorf("Deployment created at %s, before the PreSync Job completed at %s", created, done)
+	}
+}
