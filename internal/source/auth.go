@@ -2,7 +2,9 @@ package source
 
 import (
 	"fmt"
+	"net"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing/transport"
@@ -64,15 +66,50 @@ func transportFor(rawURL string, creds Credentials, knownHosts []string) (transp
 		if creds.Insecure {
 			keys.HostKeyCallback = ssh.InsecureIgnoreHostKey()
 		} else {
-			callback, err := gitssh.NewKnownHostsCallback(knownHosts...)
+			db, err := gitssh.NewKnownHostsDb(knownHosts...)
 			if err != nil {
 				return opts, fmt.Errorf("load SSH known_hosts: %w", err)
 			}
-			keys.HostKeyCallback = callback
+			check := db.HostKeyCallback()
+			keys.HostKeyCallback = func(hostname string, remote net.Addr, key ssh.PublicKey) error {
+				if err := check(hostname, remote, key); err != nil {
+					return fmt.Errorf("SSH host key %s %s of %s is not trusted by known_hosts: %w",
+						key.Type(), ssh.FingerprintSHA256(key), hostname, err)
+				}
+				return nil
+			}
+			port := ep.Port
+			if port <= 0 {
+				port = gitssh.DefaultPort
+			}
+			opts.auth = &knownHostsKeys{
+				PublicKeys: keys,
+				algorithms: db.HostKeyAlgorithms(net.JoinHostPort(ep.Host, strconv.Itoa(port))),
+			}
+			break
 		}
 		opts.auth = keys
 	}
 	return opts, nil
+}
+
+// knownHostsKeys offers the server only the host key types known_hosts has
+// for it, as OpenSSH does. go-git does this itself only when it loads
+// known_hosts on its own; without it, a server with several host keys (for
+// example GitHub) may pick a type known_hosts does not list, and the check
+// fails with "key mismatch" although a listed key would have matched.
+type knownHostsKeys struct {
+	*gitssh.PublicKeys
+	algorithms []string // nil: host unknown, keep the defaults
+}
+
+func (k *knownHostsKeys) ClientConfig() (*ssh.ClientConfig, error) {
+	cfg, err := k.PublicKeys.ClientConfig()
+	if err != nil {
+		return nil, err
+	}
+	cfg.HostKeyAlgorithms = k.algorithms
+	return cfg, nil
 }
 
 // secretsOf lists strings that must never appear in errors: the password and

@@ -65,7 +65,7 @@ func TestTransportFor(t *testing.T) {
 			creds:      Credentials{SSHPrivateKey: sshKey},
 			knownHosts: []string{knownHosts},
 			check: func(t *testing.T, opts transportOptions) {
-				keys, ok := opts.auth.(*gitssh.PublicKeys)
+				keys, ok := opts.auth.(*knownHostsKeys)
 				if !ok || keys.User != "alice" || keys.HostKeyCallback == nil {
 					t.Errorf("auth = %v, want public keys for alice with a host key check", opts.auth)
 				}
