@@ -64,6 +64,7 @@ lint: $(STATICCHECK) ## gofmt, go vet and staticcheck.
 .PHONY: bench
 bench: ## Run the benchmarks in bench/ and print their figures.
 	go run ./bench/render
+	go run ./bench/compare
 
 .PHONY: tidy
 tidy:

@@ -17,10 +17,12 @@ import (
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
 	"github.com/skiffcd/skiff/internal/clustercache"
+	"github.com/skiffcd/skiff/internal/diff"
 )
 
-// FieldManager owns the fields Skiff applies.
-const FieldManager = "skiff"
+// FieldManager owns the fields Skiff applies; the diff compares the same
+// manager's fields.
+const FieldManager = diff.FieldManager
 
 // HealthFunc judges a live object (internal/health.Assess in production).
 type HealthFunc func(*unstructured.Unstructured) (v1alpha1.HealthStatusCode, string)
@@ -71,6 +73,9 @@ type run struct {
 	*Engine
 	req     Request
 	results []v1alpha1.ResourceResult
+	// crdKinds are "group/Kind" of CRDs this sync applies: objects of those
+	// kinds wait for the API server to serve them.
+	crdKinds map[string]bool
 }
 
 func (r *run) execute(ctx context.Context) Result {
@@ -131,9 +136,21 @@ func (r *run) execute(ctx context.Context) Result {
 // prepare copies desired objects and marks them with the tracking id.
 func (r *run) prepare() []Task {
 	tasks := make([]Task, len(r.req.Plan.Tasks))
+	r.crdKinds = map[string]bool{}
 	for i, t := range r.req.Plan.Tasks {
 		if t.Desired != nil {
 			obj := t.Desired.DeepCopy()
+			if namespaced, err := r.Client.IsObjectNamespaced(obj); err == nil && !namespaced {
+				// A namespace given to a cluster-scoped object (defaulted from
+				// the destination) means nothing; the API would refuse it.
+				obj.SetNamespace("")
+				t.Key.Namespace = ""
+			}
+			if t.Key.Kind == "CustomResourceDefinition" {
+				group, _, _ := unstructured.NestedString(obj.Object, "spec", "group")
+				kind, _, _ := unstructured.NestedString(obj.Object, "spec", "names", "kind")
+				r.crdKinds[group+"/"+kind] = true
+			}
 			ann := obj.GetAnnotations()
 			if ann == nil {
 				ann = map[string]string{}
@@ -150,21 +167,12 @@ func (r *run) prepare() []Task {
 // validate dry-runs every apply; any failure means nothing is applied.
 func (r *run) validate(ctx context.Context, tasks []Task) int {
 	creating := map[string]bool{}
-	crdKinds := map[string]bool{}
 	if r.req.Options.CreateNamespace {
 		creating[r.req.Namespace] = true
 	}
 	for _, t := range tasks {
-		if t.Desired == nil {
-			continue
-		}
-		switch t.Key.Kind {
-		case "Namespace":
+		if t.Desired != nil && t.Key.Kind == "Namespace" {
 			creating[t.Key.Name] = true
-		case "CustomResourceDefinition":
-			group, _, _ := unstructured.NestedString(t.Desired.Object, "spec", "group")
-			kind, _, _ := unstructured.NestedString(t.Desired.Object, "spec", "names", "kind")
-			crdKinds[group+"/"+kind] = true
 		}
 	}
 	failed := 0
@@ -180,7 +188,7 @@ func (r *run) validate(ctx context.Context, tasks []Task) int {
 		err := r.apply(ctx, t, true)
 		switch {
 		case err == nil:
-		case meta.IsNoMatchError(err) && (crdKinds[t.Key.Group+"/"+t.Key.Kind] || t.Options.SkipDryRunOnMissingResource):
+		case meta.IsNoMatchError(err) && (r.crdKinds[t.Key.Group+"/"+t.Key.Kind] || t.Options.SkipDryRunOnMissingResource):
 			// Its CRD is applied by this sync, before the object.
 		case apierrors.IsNotFound(err) && creating[t.Key.Namespace]:
 			// Its namespace is created by this sync.
@@ -239,7 +247,7 @@ func (r *run) do(ctx context.Context, t Task) error {
 				return err
 			}
 		}
-		if err := r.apply(ctx, t, false); err != nil {
+		if err := r.applyWhenServed(ctx, t); err != nil {
 			r.record(t, v1alpha1.ResultCodeSyncFailed, apiMessage(err), v1alpha1.OperationFailed)
 			return err
 		}
@@ -250,7 +258,7 @@ func (r *run) do(ctx context.Context, t Task) error {
 		r.record(t, v1alpha1.ResultCodeSynced, "unchanged", "")
 		return nil
 	}
-	if err := r.apply(ctx, t, false); err != nil {
+	if err := r.applyWhenServed(ctx, t); err != nil {
 		r.record(t, v1alpha1.ResultCodeSyncFailed, apiMessage(err), "")
 		return err
 	}
@@ -260,6 +268,27 @@ func (r *run) do(ctx context.Context, t Task) error {
 	}
 	r.record(t, v1alpha1.ResultCodeSynced, fmt.Sprintf("%s %s", strings.ToLower(t.Key.Kind), verb), "")
 	return nil
+}
+
+// applyWhenServed applies t, waiting first for its kind to be served when
+// this sync creates the kind's CRD.
+func (r *run) applyWhenServed(ctx context.Context, t Task) error {
+	err := r.apply(ctx, t, false)
+	if err == nil || !meta.IsNoMatchError(err) || !r.crdKinds[t.Key.Group+"/"+t.Key.Kind] {
+		return err
+	}
+	var lastErr error
+	pollErr := wait.PollUntilContextTimeout(ctx, r.poll(), r.timeout(), false, func(ctx context.Context) (bool, error) {
+		lastErr = r.apply(ctx, t, false)
+		if lastErr != nil && meta.IsNoMatchError(lastErr) {
+			return false, nil
+		}
+		return true, nil
+	})
+	if pollErr != nil {
+		return fmt.Errorf("its CRD was applied but the kind is not served: %w", lastErr)
+	}
+	return lastErr
 }
 
 // apply writes the desired object: server-side apply, or a replace.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
 	"github.com/skiffcd/skiff/internal/clustercache"
+	"github.com/skiffcd/skiff/internal/diff"
 	"github.com/skiffcd/skiff/internal/health"
 )
 
@@ -237,5 +238,60 @@ spec:
 	}
 	if created := deploy.GetCreationTimestamp().Time; created.Before(done) {
 		t.Errorf("Deployment created at %s, before the PreSync Job completed at %s", created, done)
+	}
+}
+
+// Right after a sync, the comparison must say Synced: the server's defaults
+// (strategy, terminationMessagePath, protocol …) are not drift.
+func TestDefaultedDeploymentIsSyncedRightAfterSync(t *testing.T) {
+	e := newEngine(t)
+	ns := cluster.Namespace(t)
+	desired := manifests(t, ns, deploymentYAML, "apiVersion: v1\nkind: Service\nmetadata: {name: web}\nspec: {selector: {app: web}, ports: [{port: 80}]}")
+	if res := sync(t, e, ns, desired, nil, false, false); res.Phase != v1alpha1.OperationSucceeded {
+		t.Fatalf("%s: %s", res.Phase, res.Message)
+	}
+	for i, l := range live(t, e.Client, desired) {
+		res, err := diff.Compare(desired[i], l, diff.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Modified {
+			t.Errorf("%s is OutOfSync right after sync:\n%s", l.GetKind(), res.Diff)
+		}
+	}
+}
+
+// An app that ships a CRD and objects of its kind syncs in one go: the CRD
+// is applied first and its objects once the API server serves the kind.
+func TestCRDAndItsObjectsSyncTogether(t *testing.T) {
+	e := newEngine(t)
+	ns := cluster.Namespace(t)
+	group := strings.ReplaceAll(ns, "-", "") + ".example.com"
+	crd := fmt.Sprintf(`apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: widgets.%[1]s}
+spec:
+  group: %[1]s
+  names: {kind: Widget, plural: widgets, singular: widget, listKind: WidgetList}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec: {type: object, x-kubernetes-preserve-unknown-fields: true}`, group)
+	widget := fmt.Sprintf("apiVersion: %s/v1\nkind: Widget\nmetadata: {name: gear}\nspec: {teeth: 12}", group)
+	desired := manifests(t, ns, widget, crd)
+	t.Cleanup(func() { _ = e.Client.Delete(context.Background(), desired[1]) })
+
+	res := sync(t, e, ns, desired, nil, false, false)
+	if res.Phase != v1alpha1.OperationSucceeded {
+		t.Fatalf("%s: %s %+v", res.Phase, res.Message, res.Resources)
+	}
+	if got := live(t, e.Client, desired[:1]); len(got) != 1 {
+		t.Errorf("the Widget was not created")
 	}
 }
