@@ -11,6 +11,7 @@ require (
 	github.com/itchyny/gojq v0.12.17
 	github.com/pmezard/go-difflib v1.0.1-0.20181226105442-5d4384ee4fb2
 	github.com/prometheus/client_golang v1.24.0
+	github.com/robfig/cron/v3 v3.0.1
 	github.com/spf13/cobra v1.10.2
 	golang.org/x/crypto v0.58.0
 	helm.sh/helm/v4 v4.3.2
