@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/rest"
@@ -44,6 +45,10 @@ func newServerCommand() *cobra.Command {
 	f.StringVar(&opts.HealthAddr, "health-probe-bind-address", ":8081", "address of the /healthz and /readyz endpoints")
 	f.BoolVar(&opts.LeaderElection, "leader-elect", false, "elect a leader so that only one replica acts")
 	f.BoolVar(&opts.InstallCRDs, "install-crds", false, "apply the argoproj.io CRDs before starting")
+	f.StringVar(&opts.CacheDir, "cache-dir", "", "where git repositories and Helm charts are cached (default $XDG_CACHE_HOME/skiff)")
+	f.DurationVar(&opts.RefreshPeriod, "app-resync", 180*time.Second, "how often each Application is compared with git (Argo CD's timeout.reconciliation)")
+	f.IntVar(&opts.CompareWorkers, "status-processors", 10, "Applications compared in parallel")
+	f.IntVar(&opts.OperationWorkers, "operation-processors", 10, "sync operations run in parallel")
 	return cmd
 }
 

@@ -83,6 +83,7 @@ type Cache struct {
 	subscribers []func(Event)
 
 	rediscover chan struct{}
+	synced     chan struct{}
 }
 
 // New returns a Cache for the cluster behind cfg.
@@ -110,6 +111,7 @@ func New(cfg *rest.Config, opts Options) (*Cache, error) {
 		children:   map[types.UID]map[ResourceKey]bool{},
 		watched:    map[schema.GroupVersionResource]schema.GroupVersionKind{},
 		rediscover: make(chan struct{}, 1),
+		synced:     make(chan struct{}),
 	}, nil
 }
 
@@ -128,8 +130,20 @@ func (c *Cache) Start(ctx context.Context) error {
 	if err := c.discover(ctx); err != nil {
 		return err
 	}
+	close(c.synced)
 	go c.rediscoverLoop(ctx)
 	return nil
+}
+
+// WaitForSync blocks until Start has filled the cache, or ctx ends.
+// Decisions taken on an empty cache would see every object as missing.
+func (c *Cache) WaitForSync(ctx context.Context) error {
+	select {
+	case <-c.synced:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("waiting for the cluster cache: %w", ctx.Err())
+	}
 }
 
 // discover starts informers for kinds not watched yet and waits for them.

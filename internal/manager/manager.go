@@ -5,18 +5,30 @@ package manager
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"time"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
+	"github.com/skiffcd/skiff/internal/clustercache"
+	"github.com/skiffcd/skiff/internal/controller/application"
 	"github.com/skiffcd/skiff/internal/crds"
+	"github.com/skiffcd/skiff/internal/health"
+	"github.com/skiffcd/skiff/internal/reposerver"
+	"github.com/skiffcd/skiff/internal/source"
+	"github.com/skiffcd/skiff/internal/source/helmrepo"
+	"github.com/skiffcd/skiff/internal/syncengine"
 )
 
 // Options configure the manager.
@@ -32,6 +44,12 @@ type Options struct {
 	LeaderElection bool
 	// InstallCRDs applies the embedded CRDs before starting.
 	InstallCRDs bool
+	// CacheDir holds git repositories and Helm charts.
+	CacheDir string
+	// RefreshPeriod is how often each Application is compared with git.
+	RefreshPeriod time.Duration
+	// CompareWorkers and OperationWorkers size the Application work queues.
+	CompareWorkers, OperationWorkers int
 }
 
 // NewScheme returns the scheme with every kind Skiff reads or writes.
@@ -70,6 +88,9 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 	if err != nil {
 		return fmt.Errorf("creating controller manager: %w", err)
 	}
+	if err := addApplicationController(mgr, cfg, opts); err != nil {
+		return err
+	}
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
 		return err
 	}
@@ -80,4 +101,56 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 		return fmt.Errorf("running controller manager: %w", err)
 	}
 	return nil
+}
+
+// addApplicationController wires the repo server, the cluster cache and the
+// sync engine into the Application controller.
+func addApplicationController(mgr ctrl.Manager, cfg *rest.Config, opts Options) error {
+	cacheDir := opts.CacheDir
+	if cacheDir == "" {
+		dir, err := os.UserCacheDir()
+		if err != nil {
+			return fmt.Errorf("finding a cache directory: %w", err)
+		}
+		cacheDir = filepath.Join(dir, "skiff")
+	}
+	repo := reposerver.New(
+		source.NewCache(filepath.Join(cacheDir, "repos"), source.Options{}),
+		helmrepo.New(filepath.Join(cacheDir, "charts"), nil),
+		// Repository Secrets are read on demand (after each revision TTL),
+		// so no cluster-wide Secret informer is needed.
+		reposerver.Options{Credentials: reposerver.SecretCredentials(mgr.GetAPIReader(), opts.Namespace)},
+	)
+	live, err := clustercache.New(cfg, clustercache.Options{})
+	if err != nil {
+		return err
+	}
+	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+		if err := live.Start(ctx); err != nil {
+			return err
+		}
+		<-ctx.Done()
+		return nil
+	})); err != nil {
+		return err
+	}
+	direct, err := client.New(cfg, client.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper()})
+	if err != nil {
+		return fmt.Errorf("building the sync client: %w", err)
+	}
+	r := &application.Reconciler{
+		Client:    mgr.GetClient(),
+		Namespace: opts.Namespace,
+		Repo:      repo,
+		Cache:     live,
+		Engine: &syncengine.Engine{Client: direct, Health: func(u *unstructured.Unstructured) (v1alpha1.HealthStatusCode, string) {
+			res := health.Assess(u)
+			return res.Status, res.Message
+		}},
+		Recorder:         mgr.GetEventRecorder("skiff-application-controller"),
+		RefreshPeriod:    opts.RefreshPeriod,
+		CompareWorkers:   opts.CompareWorkers,
+		OperationWorkers: opts.OperationWorkers,
+	}
+	return r.SetupWithManager(mgr)
 }

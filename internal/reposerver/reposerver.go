@@ -99,6 +99,10 @@ type Request struct {
 	APIVersions []string
 	// Hard bypasses the revision and manifest caches (Argo CD's hard refresh).
 	Hard bool
+	// MaxRevisionAge, when set, trusts a resolved revision only this long
+	// instead of RevisionTTL: a periodic poll must see new commits, while
+	// many apps of one repository polled together still share one ls-remote.
+	MaxRevisionAge time.Duration
 }
 
 // Response is what the sources rendered to.
@@ -120,7 +124,7 @@ func (s *Server) Manifests(ctx context.Context, req Request) (*Response, error) 
 	resolved := make([]resolvedRevision, len(req.Sources))
 	refRoots := map[string]string{}
 	for i, src := range req.Sources {
-		r, err := s.resolve(ctx, src, req.Hard)
+		r, err := s.resolve(ctx, src, req.Hard, req.MaxRevisionAge)
 		if err != nil {
 			return nil, fmt.Errorf("source %d (%s): %w", i+1, source.Redact(src.RepoURL), err)
 		}
@@ -183,14 +187,18 @@ func rendersManifests(src v1alpha1.ApplicationSource) bool {
 
 // resolve turns a source's target revision into a commit SHA or chart
 // version and a local directory, trusting a recent answer unless hard.
-func (s *Server) resolve(ctx context.Context, src v1alpha1.ApplicationSource, hard bool) (resolvedRevision, error) {
+func (s *Server) resolve(ctx context.Context, src v1alpha1.ApplicationSource, hard bool, maxAge time.Duration) (resolvedRevision, error) {
 	key := revisionKey{repoURL: src.RepoURL, chart: src.Chart, revision: src.TargetRevision}
 	now := s.now()
+	ttl := s.opts.RevisionTTL
+	if maxAge > 0 && maxAge < ttl {
+		ttl = maxAge
+	}
 	if !hard {
 		s.mu.Lock()
 		r, ok := s.revisions[key]
 		s.mu.Unlock()
-		if ok && now.Sub(r.at) < s.opts.RevisionTTL {
+		if ok && now.Sub(r.at) < ttl {
 			return r, nil
 		}
 	}

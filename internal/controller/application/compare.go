@@ -1,0 +1,311 @@
+package application
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/skiffcd/skiff/api/v1alpha1"
+	"github.com/skiffcd/skiff/internal/clustercache"
+	"github.com/skiffcd/skiff/internal/diff"
+	"github.com/skiffcd/skiff/internal/health"
+	"github.com/skiffcd/skiff/internal/render"
+	"github.com/skiffcd/skiff/internal/reposerver"
+	"github.com/skiffcd/skiff/internal/syncengine"
+)
+
+// comparison is the outcome of comparing an Application with the cluster.
+type comparison struct {
+	// desired objects with namespaces defaulted; nil when rendering failed.
+	desired   []*unstructured.Unstructured
+	revisions []string
+	// failed says the state could not be determined (bad spec, render error):
+	// nothing may be synced or pruned from it.
+	failed bool
+}
+
+// sources returns spec.sources, or spec.source alone.
+func sources(app *v1alpha1.Application) []v1alpha1.ApplicationSource {
+	if len(app.Spec.Sources) > 0 {
+		return app.Spec.Sources
+	}
+	if app.Spec.Source != nil {
+		return []v1alpha1.ApplicationSource{*app.Spec.Source}
+	}
+	return nil
+}
+
+// compare renders the app, compares it with the live objects and writes
+// sync, health, resources, summary and conditions into app.Status.
+func (r *Reconciler) compare(ctx context.Context, app *v1alpha1.Application, hard bool, maxRevisionAge time.Duration) comparison {
+	now := metav1.NewTime(r.now())
+	app.Status.ReconciledAt = &now
+	app.Status.ObservedAt = &now
+	app.Status.ControllerNamespace = r.Namespace
+	app.Status.Sync.ComparedTo = v1alpha1.ComparedTo{
+		Destination: app.Spec.Destination, IgnoreDifferences: app.Spec.IgnoreDifferences,
+	}
+	if app.Spec.Source != nil {
+		app.Status.Sync.ComparedTo.Source = *app.Spec.Source
+	}
+	app.Status.Sync.ComparedTo.Sources = app.Spec.Sources
+
+	conds := newConditions(app.Status.Conditions, now)
+	conds.set(v1alpha1.ApplicationConditionUnsupportedField, unsupportedFields(app))
+
+	if msg := r.validate(ctx, app); msg != "" {
+		conds.set(v1alpha1.ApplicationConditionInvalidSpecError, msg)
+		conds.clear(v1alpha1.ApplicationConditionComparisonError)
+		app.Status.Conditions = conds.list()
+		app.Status.Sync.Status = v1alpha1.SyncStatusCodeUnknown
+		return comparison{failed: true}
+	}
+	conds.clear(v1alpha1.ApplicationConditionInvalidSpecError)
+
+	resp, err := r.Repo.Manifests(ctx, reposerver.Request{
+		AppName: app.Name, Sources: sources(app), Namespace: app.Spec.Destination.Namespace,
+		KubeVersion: r.kubeVersion, APIVersions: r.apiVersions, Hard: hard, MaxRevisionAge: maxRevisionAge,
+	})
+	if err != nil {
+		// Keep the last known resources and health: the live state did not
+		// change because git became unreadable.
+		conds.set(v1alpha1.ApplicationConditionComparisonError, fmt.Sprintf("Failed to load target state: %v", err))
+		app.Status.Conditions = conds.list()
+		app.Status.Sync.Status = v1alpha1.SyncStatusCodeUnknown
+		return comparison{failed: true}
+	}
+	conds.clear(v1alpha1.ApplicationConditionComparisonError)
+	app.Status.Sync.Revisions = nil
+	app.Status.Sync.Revision = ""
+	if len(app.Spec.Sources) > 0 {
+		app.Status.Sync.Revisions = resp.Revisions
+	} else {
+		app.Status.Sync.Revision = resp.Revisions[0]
+	}
+	app.Status.SourceTypes, app.Status.SourceType = sourceTypes(app)
+
+	desired := r.withNamespaces(app, resp.Manifests)
+	if violations := r.projectViolations(ctx, app, desired); violations != "" {
+		conds.set(v1alpha1.ApplicationConditionInvalidSpecError, violations)
+	}
+
+	live := r.Cache.AppObjects(app.Name)
+	resources, syncStatus := r.resourceStatuses(app, desired, live)
+	app.Status.Resources = resources
+	app.Status.Sync.Status = syncStatus
+	app.Status.Health = appHealth(app.Status.Health, resources, now)
+	app.Status.Summary.Images = images(desired, live)
+	app.Status.Conditions = conds.list()
+	return comparison{desired: desired, revisions: resp.Revisions}
+}
+
+// withNamespaces copies the rendered objects, giving namespaced objects
+// without a namespace the destination namespace.
+func (r *Reconciler) withNamespaces(app *v1alpha1.Application, manifests []render.Manifest) []*unstructured.Unstructured {
+	crdScope := map[string]bool{} // group/Kind → namespaced, for CRDs rendered with their objects
+	for _, m := range manifests {
+		if m.Object.GetKind() == "CustomResourceDefinition" {
+			group, _, _ := unstructured.NestedString(m.Object.Object, "spec", "group")
+			kind, _, _ := unstructured.NestedString(m.Object.Object, "spec", "names", "kind")
+			scope, _, _ := unstructured.NestedString(m.Object.Object, "spec", "scope")
+			crdScope[group+"/"+kind] = scope != "Cluster"
+		}
+	}
+	out := make([]*unstructured.Unstructured, 0, len(manifests))
+	for _, m := range manifests {
+		obj := m.Object.DeepCopy()
+		namespaced, err := r.Client.IsObjectNamespaced(obj)
+		if err != nil {
+			gvk := obj.GroupVersionKind()
+			ns, known := crdScope[gvk.Group+"/"+gvk.Kind]
+			namespaced = !known || ns
+		}
+		if namespaced && obj.GetNamespace() == "" {
+			obj.SetNamespace(app.Spec.Destination.Namespace)
+		}
+		if !namespaced {
+			obj.SetNamespace("")
+		}
+		out = append(out, obj)
+	}
+	return out
+}
+
+// resourceStatuses compares each desired object with its live one, and lists
+// live objects git no longer has as requiring pruning.
+func (r *Reconciler) resourceStatuses(app *v1alpha1.Application, desired, live []*unstructured.Unstructured) ([]v1alpha1.ResourceStatus, v1alpha1.SyncStatusCode) {
+	sync := v1alpha1.SyncStatusCodeSynced
+	var out []v1alpha1.ResourceStatus
+	seen := map[clustercache.ResourceKey]bool{}
+	for _, d := range desired {
+		key := clustercache.KeyOf(d)
+		seen[key] = true
+		if isHook(d) {
+			continue // hooks run during syncs; they are not part of the state
+		}
+		liveObj, _ := r.Cache.Get(key)
+		rs := resourceStatus(d)
+		res, err := diff.Compare(d, liveObj, diff.Options{IgnoreDifferences: app.Spec.IgnoreDifferences})
+		switch {
+		case err != nil:
+			rs.Status = v1alpha1.SyncStatusCodeUnknown
+			sync = v1alpha1.SyncStatusCodeOutOfSync
+		case res.Modified:
+			rs.Status = v1alpha1.SyncStatusCodeOutOfSync
+			sync = v1alpha1.SyncStatusCodeOutOfSync
+		default:
+			rs.Status = v1alpha1.SyncStatusCodeSynced
+		}
+		hs := health.Assess(liveObj)
+		rs.Health = &v1alpha1.HealthStatus{Status: hs.Status, Message: hs.Message}
+		out = append(out, rs)
+	}
+	for _, l := range live {
+		key := clustercache.KeyOf(l)
+		if seen[key] || isHook(l) || len(l.GetOwnerReferences()) > 0 {
+			continue
+		}
+		rs := resourceStatus(l)
+		rs.RequiresPruning = true
+		rs.Status = v1alpha1.SyncStatusCodeOutOfSync
+		if diff.IgnoreExtraneous(l) {
+			rs.Status = v1alpha1.SyncStatusCodeSynced
+		} else {
+			sync = v1alpha1.SyncStatusCodeOutOfSync
+		}
+		hs := health.Assess(l)
+		rs.Health = &v1alpha1.HealthStatus{Status: hs.Status, Message: hs.Message}
+		out = append(out, rs)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return resourceLess(out[i], out[j]) })
+	return out, sync
+}
+
+func resourceStatus(obj *unstructured.Unstructured) v1alpha1.ResourceStatus {
+	gvk := obj.GroupVersionKind()
+	wave := int64(0)
+	fmt.Sscan(obj.GetAnnotations()[syncengine.AnnotationSyncWave], &wave)
+	return v1alpha1.ResourceStatus{
+		Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind,
+		Namespace: obj.GetNamespace(), Name: obj.GetName(), SyncWave: wave,
+	}
+}
+
+func resourceLess(a, b v1alpha1.ResourceStatus) bool {
+	ka := a.Group + "/" + a.Kind + "/" + a.Namespace + "/" + a.Name
+	kb := b.Group + "/" + b.Kind + "/" + b.Namespace + "/" + b.Name
+	return ka < kb
+}
+
+func isHook(obj *unstructured.Unstructured) bool {
+	ann := obj.GetAnnotations()
+	_, argo := ann[syncengine.AnnotationHook]
+	_, helm := ann[syncengine.AnnotationHelmHook]
+	return argo || helm
+}
+
+// appHealth is the worst health of the app's resources; the transition
+// time moves only when the status changes.
+func appHealth(prev v1alpha1.HealthStatus, resources []v1alpha1.ResourceStatus, now metav1.Time) v1alpha1.HealthStatus {
+	results := make([]health.Result, 0, len(resources))
+	for _, rs := range resources {
+		if rs.Health == nil || rs.RequiresPruning {
+			continue
+		}
+		results = append(results, health.Result{Status: rs.Health.Status, Message: rs.Health.Message})
+	}
+	worst := health.Worst(results...)
+	out := v1alpha1.HealthStatus{Status: worst.Status, LastTransitionTime: prev.LastTransitionTime}
+	if worst.Status != v1alpha1.HealthStatusHealthy {
+		out.Message = worst.Message
+	}
+	if prev.Status != worst.Status || out.LastTransitionTime == nil {
+		out.LastTransitionTime = &now
+	}
+	return out
+}
+
+// images lists the container images of the desired and live workloads.
+func images(desired, live []*unstructured.Unstructured) []string {
+	set := map[string]bool{}
+	collect := func(obj *unstructured.Unstructured) {
+		for _, path := range [][]string{
+			{"spec", "template", "spec"}, {"spec", "jobTemplate", "spec", "template", "spec"}, {"spec"},
+		} {
+			for _, field := range []string{"containers", "initContainers"} {
+				list, _, _ := unstructured.NestedSlice(obj.Object, append(append([]string{}, path...), field)...)
+				for _, c := range list {
+					if m, ok := c.(map[string]any); ok {
+						if img, ok := m["image"].(string); ok && img != "" {
+							set[img] = true
+						}
+					}
+				}
+			}
+		}
+	}
+	for _, o := range desired {
+		collect(o)
+	}
+	for _, o := range live {
+		collect(o)
+	}
+	out := make([]string, 0, len(set))
+	for img := range set {
+		out = append(out, img)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func sourceTypes(app *v1alpha1.Application) ([]v1alpha1.ApplicationSourceType, v1alpha1.ApplicationSourceType) {
+	var types []v1alpha1.ApplicationSourceType
+	for _, src := range sources(app) {
+		switch {
+		case src.Chart != "" || src.Helm != nil:
+			types = append(types, v1alpha1.ApplicationSourceTypeHelm)
+		case src.Kustomize != nil:
+			types = append(types, v1alpha1.ApplicationSourceTypeKustomize)
+		case src.Plugin != nil:
+			types = append(types, v1alpha1.ApplicationSourceTypePlugin)
+		default:
+			types = append(types, v1alpha1.ApplicationSourceTypeDirectory)
+		}
+	}
+	if len(app.Spec.Sources) > 0 {
+		return types, ""
+	}
+	if len(types) == 0 {
+		return nil, ""
+	}
+	return nil, types[0]
+}
+
+// unsupportedFields names the fields an Application may set that Skiff keeps
+// but does not act on, so users see them instead of silently losing them.
+func unsupportedFields(app *v1alpha1.Application) string {
+	var fields []string
+	if app.Spec.SourceHydrator != nil {
+		fields = append(fields, "spec.sourceHydrator")
+	}
+	if p := app.Spec.SyncPolicy; p != nil && p.ManagedNamespaceMetadata != nil {
+		fields = append(fields, "spec.syncPolicy.managedNamespaceMetadata")
+	}
+	for i, src := range sources(app) {
+		if src.Plugin != nil {
+			fields = append(fields, fmt.Sprintf("source %d: plugin", i+1))
+		}
+		if src.Kustomize != nil && (src.Kustomize.Version != "" || src.Kustomize.KubeVersion != "") {
+			fields = append(fields, fmt.Sprintf("source %d: kustomize.version/kubeVersion", i+1))
+		}
+	}
+	if len(fields) == 0 {
+		return ""
+	}
+	return "accepted but not implemented: " + strings.Join(fields, ", ")
+}

@@ -1,0 +1,440 @@
+// Package application is the Application controller: it keeps every
+// argoproj.io/v1alpha1 Application in line with git, writing status where
+// Argo CD writes it. Two controllers share the kind: one compares (render,
+// diff, health, status, auto-sync decisions), one runs operations (syncs),
+// each with its own work queue so a slow sync never delays the status of
+// other applications.
+package application
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	"github.com/skiffcd/skiff/api/v1alpha1"
+	"github.com/skiffcd/skiff/internal/clustercache"
+	"github.com/skiffcd/skiff/internal/reposerver"
+	gitsource "github.com/skiffcd/skiff/internal/source"
+	"github.com/skiffcd/skiff/internal/syncengine"
+)
+
+// Annotations and finalizers Argo CD users rely on.
+const (
+	AnnotationRefresh            = "argocd.argoproj.io/refresh"
+	FinalizerResources           = "resources-finalizer.argocd.argoproj.io"
+	FinalizerResourcesBackground = "resources-finalizer.argocd.argoproj.io/background"
+	localServer                  = "https://kubernetes.default.svc"
+	localName                    = "in-cluster"
+	defaultRefreshPeriod         = 180 * time.Second
+	defaultSelfHealBackoff       = 5 * time.Second
+	maxSelfHealBackoff           = 3 * time.Minute
+	finalizerPollInterval        = 2 * time.Second
+	defaultRevisionHistoryLimit  = 10
+	// pollShareWindow lets apps of one repository polled together share one ls-remote.
+	pollShareWindow               = 10 * time.Second
+	terminationPollInterval       = time.Second
+	eventReasonOperationStarted   = "OperationStarted"
+	eventReasonOperationCompleted = "OperationCompleted"
+	eventReasonHealthChanged      = "ResourceUpdated"
+)
+
+// Reconciler holds what both Application controllers need.
+type Reconciler struct {
+	// Client reads Applications (cached) and writes them.
+	Client client.Client
+	// Namespace holds the Applications and AppProjects Skiff serves.
+	Namespace string
+	Repo      *reposerver.Server
+	Cache     *clustercache.Cache
+	Engine    *syncengine.Engine
+	Recorder  events.EventRecorder
+	// RefreshPeriod is how often each app is compared; default 180 s, ±10 % jitter.
+	RefreshPeriod time.Duration
+	// CompareWorkers and OperationWorkers size the two work queues.
+	CompareWorkers, OperationWorkers int
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+
+	kubeVersion string
+	apiVersions []string
+	pollMu      sync.Mutex
+	lastPoll    map[string]time.Time
+	liveChanges chan event.TypedGenericEvent[*v1alpha1.Application]
+}
+
+func (r *Reconciler) now() time.Time {
+	if r.Now != nil {
+		return r.Now()
+	}
+	return time.Now()
+}
+
+// SetupWithManager registers both controllers and feeds live changes of
+// managed objects into the comparison queue.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if r.RefreshPeriod == 0 {
+		r.RefreshPeriod = defaultRefreshPeriod
+	}
+	if r.CompareWorkers == 0 {
+		r.CompareWorkers = 10
+	}
+	if r.OperationWorkers == 0 {
+		r.OperationWorkers = 10
+	}
+	if err := r.loadCapabilities(mgr); err != nil {
+		return err
+	}
+	r.liveChanges = make(chan event.TypedGenericEvent[*v1alpha1.Application], 1024)
+	r.Cache.Subscribe(func(e clustercache.Event) {
+		if e.App == "" {
+			return
+		}
+		app := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Name: e.App, Namespace: r.Namespace}}
+		select {
+		case r.liveChanges <- event.TypedGenericEvent[*v1alpha1.Application]{Object: app}:
+		default: // the queue is flooded; the periodic refresh catches up
+		}
+	})
+
+	inNamespace := predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetNamespace() == r.Namespace })
+	err := ctrl.NewControllerManagedBy(mgr).
+		Named("application-compare").
+		For(&v1alpha1.Application{}, builder.WithPredicates(inNamespace, specChanged{})).
+		WatchesRawSource(source.Channel(r.liveChanges, &handler.TypedEnqueueRequestForObject[*v1alpha1.Application]{})).
+		WithOptions(controller.Options{MaxConcurrentReconciles: r.CompareWorkers}).
+		Complete(reconcile(r.reconcileCompare))
+	if err != nil {
+		return fmt.Errorf("setting up the comparison controller: %w", err)
+	}
+	err = ctrl.NewControllerManagedBy(mgr).
+		Named("application-operation").
+		For(&v1alpha1.Application{}, builder.WithPredicates(inNamespace, operationRequested{})).
+		WithOptions(controller.Options{MaxConcurrentReconciles: r.OperationWorkers}).
+		Complete(reconcile(r.reconcileOperation))
+	if err != nil {
+		return fmt.Errorf("setting up the operation controller: %w", err)
+	}
+	return nil
+}
+
+// loadCapabilities reads the server version and API versions once, for
+// Helm's capabilities.
+func (r *Reconciler) loadCapabilities(mgr ctrl.Manager) error {
+	disc, err := discovery.NewDiscoveryClientForConfig(mgr.GetConfig())
+	if err != nil {
+		return fmt.Errorf("building discovery client: %w", err)
+	}
+	v, err := disc.ServerVersion()
+	if err != nil {
+		return fmt.Errorf("reading the server version: %w", err)
+	}
+	r.kubeVersion = v.GitVersion
+	_, lists, err := disc.ServerGroupsAndResources()
+	if err != nil && len(lists) == 0 {
+		return fmt.Errorf("discovering API versions: %w", err)
+	}
+	seen := map[string]bool{}
+	for _, l := range lists {
+		if !seen[l.GroupVersion] {
+			seen[l.GroupVersion] = true
+			r.apiVersions = append(r.apiVersions, l.GroupVersion)
+		}
+		for _, res := range l.APIResources {
+			if !strings.Contains(res.Name, "/") {
+				r.apiVersions = append(r.apiVersions, l.GroupVersion+"/"+res.Kind)
+			}
+		}
+	}
+	sort.Strings(r.apiVersions)
+	return nil
+}
+
+type reconcile func(context.Context, ctrl.Request) (ctrl.Result, error)
+
+func (f reconcile) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	return f(ctx, req)
+}
+
+// specChanged lets through what needs a new comparison; the controller's
+// own status writes (status lives in the main resource, as in Argo CD)
+// would otherwise trigger endless comparisons.
+type specChanged struct{ predicate.Funcs }
+
+func (specChanged) Update(e event.UpdateEvent) bool {
+	oldApp, ok1 := e.ObjectOld.(*v1alpha1.Application)
+	newApp, ok2 := e.ObjectNew.(*v1alpha1.Application)
+	if !ok1 || !ok2 {
+		return true
+	}
+	return oldApp.Generation != newApp.Generation ||
+		!equalJSON(oldApp.Spec, newApp.Spec) ||
+		!equalJSON(oldApp.Operation, newApp.Operation) ||
+		oldApp.Annotations[AnnotationRefresh] != newApp.Annotations[AnnotationRefresh] ||
+		!newApp.DeletionTimestamp.Equal(oldApp.DeletionTimestamp) ||
+		phaseOf(oldApp) != phaseOf(newApp)
+}
+
+// operationRequested lets through Applications with an operation to run.
+type operationRequested struct{ predicate.Funcs }
+
+func (operationRequested) Create(e event.CreateEvent) bool { return hasOperation(e.Object) }
+func (operationRequested) Update(e event.UpdateEvent) bool { return hasOperation(e.ObjectNew) }
+func (operationRequested) Delete(event.DeleteEvent) bool   { return false }
+func (operationRequested) Generic(e event.GenericEvent) bool {
+	return hasOperation(e.Object)
+}
+
+func hasOperation(o client.Object) bool {
+	app, ok := o.(*v1alpha1.Application)
+	return ok && app.Operation != nil
+}
+
+func phaseOf(app *v1alpha1.Application) v1alpha1.OperationPhase {
+	if app.Status.OperationState == nil {
+		return ""
+	}
+	return app.Status.OperationState.Phase
+}
+
+// reconcileCompare refreshes one Application's status.
+func (r *Reconciler) reconcileCompare(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	if err := r.Cache.WaitForSync(ctx); err != nil {
+		return ctrl.Result{}, err
+	}
+	app := &v1alpha1.Application{}
+	if err := r.Client.Get(ctx, req.NamespacedName, app); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if app.DeletionTimestamp != nil {
+		return r.finalize(ctx, app)
+	}
+	start := r.now()
+	orig := app.DeepCopy()
+	refresh := app.Annotations[AnnotationRefresh]
+	maxAge := time.Duration(0)
+	switch {
+	case refresh != "":
+		maxAge = time.Nanosecond // ask git now
+	case r.pollDue(app.Name):
+		maxAge = pollShareWindow
+	}
+	prevHealth := app.Status.Health.Status
+
+	cmp := r.compare(ctx, app, refresh == "hard", maxAge)
+	r.autoSync(app, cmp)
+	delete(app.Annotations, AnnotationRefresh)
+	if err := r.Client.Patch(ctx, app, client.MergeFrom(orig)); err != nil {
+		return ctrl.Result{}, fmt.Errorf("writing status: %w", err)
+	}
+	if prevHealth != app.Status.Health.Status && r.Recorder != nil {
+		r.Recorder.Eventf(app, nil, "Normal", eventReasonHealthChanged, "Compare",
+			"Updated health status: %s -> %s", prevHealth, app.Status.Health.Status)
+	}
+	observeReconcile(app, r.now().Sub(start))
+	return ctrl.Result{RequeueAfter: r.jittered()}, nil
+}
+
+// pollDue reports whether this comparison is the app's periodic poll, which
+// must ask git for new commits; comparisons triggered by live changes in
+// between reuse the resolved revision and cost no git call.
+func (r *Reconciler) pollDue(app string) bool {
+	r.pollMu.Lock()
+	defer r.pollMu.Unlock()
+	if r.lastPoll == nil {
+		r.lastPoll = map[string]time.Time{}
+	}
+	now := r.now()
+	if last, ok := r.lastPoll[app]; ok && now.Sub(last) < r.RefreshPeriod*9/10 {
+		return false
+	}
+	r.lastPoll[app] = now
+	return true
+}
+
+func (r *Reconciler) jittered() time.Duration {
+	jitter := time.Duration(rand.Int64N(int64(r.RefreshPeriod)/5+1)) - r.RefreshPeriod/10
+	return r.RefreshPeriod + jitter
+}
+
+// autoSync requests a sync when automated sync applies: once per new
+// revision (a failed revision is not retried in a loop), and for drift only
+// with selfHeal, after a growing back-off.
+func (r *Reconciler) autoSync(app *v1alpha1.Application, cmp comparison) {
+	auto := app.Spec.SyncPolicy
+	if auto == nil || auto.Automated == nil || (auto.Automated.Enabled != nil && !*auto.Automated.Enabled) {
+		return
+	}
+	if cmp.failed || app.Operation != nil || app.Status.Sync.Status != v1alpha1.SyncStatusCodeOutOfSync ||
+		hasCondition(app, v1alpha1.ApplicationConditionInvalidSpecError) {
+		return
+	}
+	if len(cmp.desired) == 0 && !auto.Automated.AllowEmpty {
+		return
+	}
+	revision := strings.Join(cmp.revisions, ",")
+	op := &v1alpha1.SyncOperation{
+		Revision: cmp.revisions[0], Prune: auto.Automated.Prune, SyncOptions: auto.SyncOptions,
+	}
+	if len(app.Spec.Sources) > 0 {
+		op.Revision, op.Revisions = "", cmp.revisions
+	}
+	if last := app.Status.OperationState; last != nil && last.SyncResult != nil && lastRevision(last) == revision {
+		if last.Phase != v1alpha1.OperationSucceeded {
+			return // that revision failed already; wait for a new commit or a manual sync
+		}
+		if !auto.Automated.SelfHeal {
+			return
+		}
+		attempts := autoHealAttempts(last.Operation.Sync)
+		if last.FinishedAt != nil && r.now().Before(last.FinishedAt.Add(selfHealBackoff(attempts))) {
+			return
+		}
+		op.AutoHealAttemptsCount = attempts + 1
+	}
+	app.Operation = &v1alpha1.Operation{Sync: op, InitiatedBy: v1alpha1.OperationInitiator{Automated: true}}
+}
+
+func autoHealAttempts(op *v1alpha1.SyncOperation) int64 {
+	if op == nil {
+		return 0
+	}
+	return op.AutoHealAttemptsCount
+}
+
+func lastRevision(s *v1alpha1.OperationState) string {
+	if len(s.SyncResult.Revisions) > 0 {
+		return strings.Join(s.SyncResult.Revisions, ",")
+	}
+	return s.SyncResult.Revision
+}
+
+func selfHealBackoff(attempts int64) time.Duration {
+	d := defaultSelfHealBackoff
+	for i := int64(0); i < attempts && d < maxSelfHealBackoff; i++ {
+		d *= 2
+	}
+	return min(d, maxSelfHealBackoff)
+}
+
+// validate checks the destination and the project; the message explains a
+// spec Skiff cannot act on.
+func (r *Reconciler) validate(ctx context.Context, app *v1alpha1.Application) string {
+	if len(sources(app)) == 0 {
+		return "spec.source or spec.sources is required"
+	}
+	dest := app.Spec.Destination
+	if !isLocal(dest) {
+		return fmt.Sprintf("cluster %q is not configured: Skiff manages the cluster it runs against (%s, %s)",
+			firstNonEmpty(dest.Server, dest.Name), localServer, localName)
+	}
+	proj, err := r.project(ctx, app)
+	if err != nil {
+		return err.Error()
+	}
+	for _, src := range sources(app) {
+		if err := checkSource(proj, src.RepoURL); err != nil {
+			return err.Error()
+		}
+	}
+	if err := checkDestination(proj, dest); err != nil {
+		return err.Error()
+	}
+	return ""
+}
+
+func isLocal(d v1alpha1.ApplicationDestination) bool {
+	return (d.Server == "" || strings.TrimSuffix(d.Server, "/") == localServer) && (d.Name == "" || d.Name == localName) &&
+		(d.Server != "" || d.Name != "")
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, v := range s {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// finalize deletes the app's resources when it carries the resources
+// finalizer, then lets the Application go.
+func (r *Reconciler) finalize(ctx context.Context, app *v1alpha1.Application) (ctrl.Result, error) {
+	var finalizer string
+	for _, f := range app.Finalizers {
+		if f == FinalizerResources || f == FinalizerResourcesBackground {
+			finalizer = f
+		}
+	}
+	if finalizer == "" {
+		return ctrl.Result{}, nil
+	}
+	policy := metav1.DeletePropagationForeground
+	if finalizer == FinalizerResourcesBackground {
+		policy = metav1.DeletePropagationBackground
+	}
+	remaining := r.Cache.AppObjects(app.Name)
+	for _, obj := range remaining {
+		if obj.GetDeletionTimestamp() != nil {
+			continue
+		}
+		if err := r.Engine.Client.Delete(ctx, obj.DeepCopy(), client.PropagationPolicy(policy)); err != nil && !apierrors.IsNotFound(err) {
+			return ctrl.Result{}, fmt.Errorf("deleting %s: %w", clustercache.KeyOf(obj), err)
+		}
+	}
+	if len(remaining) > 0 {
+		return ctrl.Result{RequeueAfter: finalizerPollInterval}, nil
+	}
+	patch := client.MergeFrom(app.DeepCopy())
+	var kept []string
+	for _, f := range app.Finalizers {
+		if f != finalizer {
+			kept = append(kept, f)
+		}
+	}
+	app.Finalizers = kept
+	if err := r.Client.Patch(ctx, app, patch); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	return ctrl.Result{}, nil
+}
+
+// Refresh asks for an immediate comparison of the apps using repoURL (a git
+// webhook calls it) and forgets the repository's resolved revisions.
+func (r *Reconciler) Refresh(ctx context.Context, repoURL string) error {
+	r.Repo.Forget(repoURL)
+	var apps v1alpha1.ApplicationList
+	if err := r.Client.List(ctx, &apps, client.InNamespace(r.Namespace)); err != nil {
+		return fmt.Errorf("listing applications: %w", err)
+	}
+	for i := range apps.Items {
+		for _, src := range sources(&apps.Items[i]) {
+			if gitsource.SameRepo(src.RepoURL, repoURL) {
+				app := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Name: apps.Items[i].Name, Namespace: r.Namespace}}
+				select {
+				case r.liveChanges <- event.TypedGenericEvent[*v1alpha1.Application]{Object: app}:
+				case <-ctx.Done():
+					return ctx.Err()
+				}
+				break
+			}
+		}
+	}
+	return nil
+}

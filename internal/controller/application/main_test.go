@@ -1,0 +1,176 @@
+package application
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/skiffcd/skiff/api/v1alpha1"
+	"github.com/skiffcd/skiff/internal/clustercache"
+	"github.com/skiffcd/skiff/internal/crds"
+	"github.com/skiffcd/skiff/internal/health"
+	"github.com/skiffcd/skiff/internal/reposerver"
+	"github.com/skiffcd/skiff/internal/source"
+	"github.com/skiffcd/skiff/internal/source/helmrepo"
+	"github.com/skiffcd/skiff/internal/syncengine"
+	"github.com/skiffcd/skiff/internal/testcluster"
+)
+
+var cluster *testcluster.Cluster
+
+func TestMain(m *testing.M) {
+	os.Exit(testcluster.RunMain(m, func(c *testcluster.Cluster) {
+		cluster = c
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := crds.Install(ctx, c.Config, time.Minute); err != nil {
+			panic(err)
+		}
+	}))
+}
+
+// startController runs the Application controller for Applications in ns
+// until the test ends, and returns a client.
+func startController(t *testing.T, ns string) client.Client {
+	t.Helper()
+	scheme, err := newScheme()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mgr, err := ctrl.NewManager(cluster.Config, ctrl.Options{
+		Scheme:                 scheme,
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	live, err := clustercache.New(cluster.Config, clustercache.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	t.Cleanup(func() { cancel(); <-done })
+	go func() {
+		_ = live.Start(ctx)
+	}()
+	direct, err := client.New(cluster.Config, client.Options{Scheme: scheme, Mapper: mgr.GetRESTMapper()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &Reconciler{
+		Client:    mgr.GetClient(),
+		Namespace: ns,
+		Repo: reposerver.New(source.NewCache(filepath.Join(dir, "repos"), source.Options{}),
+			helmrepo.New(filepath.Join(dir, "charts"), nil), reposerver.Options{}),
+		Cache: live,
+		Engine: &syncengine.Engine{Client: direct, Poll: 100 * time.Millisecond, WaveTimeout: time.Minute,
+			Health: func(u *unstructured.Unstructured) (v1alpha1.HealthStatusCode, string) {
+				res := health.Assess(u)
+				return res.Status, res.Message
+			}},
+		RefreshPeriod: 3 * time.Second,
+	}
+	if err := r.SetupWithManager(mgr); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		defer close(done)
+		if err := mgr.Start(ctx); err != nil {
+			t.Errorf("manager: %v", err)
+		}
+	}()
+	return direct
+}
+
+// gitRepo is a repository the tests commit to, served as file://.
+type gitRepo struct {
+	t    *testing.T
+	dir  string
+	repo *git.Repository
+}
+
+func newGitRepo(t *testing.T) *gitRepo {
+	t.Helper()
+	dir := t.TempDir()
+	repo, err := git.PlainInit(dir, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &gitRepo{t: t, dir: dir, repo: repo}
+}
+
+func (g *gitRepo) url() string { return "file://" + g.dir }
+
+// commit writes files (path → content, "" deletes) and returns the SHA.
+func (g *gitRepo) commit(files map[string]string) string {
+	g.t.Helper()
+	wt, err := g.repo.Worktree()
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	for p, content := range files {
+		if content == "" {
+			if _, err := wt.Remove(p); err != nil {
+				g.t.Fatal(err)
+			}
+			continue
+		}
+		full := filepath.Join(g.dir, p)
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			g.t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
+			g.t.Fatal(err)
+		}
+		if _, err := wt.Add(p); err != nil {
+			g.t.Fatal(err)
+		}
+	}
+	sha, err := wt.Commit("change", &git.CommitOptions{Author: &object.Signature{Name: "t", Email: "t@example.com", When: time.Now()}})
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	return sha.String()
+}
+
+func testdataFiles(t *testing.T, dir, prefix string) map[string]string {
+	t.Helper()
+	entries, err := os.ReadDir(filepath.Join("testdata", dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{}
+	for _, e := range entries {
+		data, err := os.ReadFile(filepath.Join("testdata", dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[filepath.Join(prefix, e.Name())] = string(data)
+	}
+	return files
+}
+
+func newScheme() (*runtime.Scheme, error) {
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
+	return scheme, v1alpha1.AddToScheme(scheme)
+}

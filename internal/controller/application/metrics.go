@@ -1,0 +1,52 @@
+package application
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	"github.com/skiffcd/skiff/api/v1alpha1"
+)
+
+var (
+	syncTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "skiff_app_sync_total",
+		Help: "Sync operations by application and result phase.",
+	}, []string{"name", "namespace", "project", "phase"})
+	reconcileSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "skiff_app_reconcile_duration_seconds",
+		Help:    "Duration of application comparisons.",
+		Buckets: []float64{0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30},
+	}, []string{"namespace"})
+	appInfo = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "skiff_app_info",
+		Help: "Information about each application; the value is always 1.",
+	}, []string{"name", "namespace", "project", "sync_status", "health_status", "repo"})
+)
+
+func init() {
+	metrics.Registry.MustRegister(syncTotal, reconcileSeconds, appInfo)
+}
+
+func observeReconcile(app *v1alpha1.Application, took time.Duration) {
+	reconcileSeconds.WithLabelValues(app.Namespace).Observe(took.Seconds())
+	appInfo.DeletePartialMatch(prometheus.Labels{"name": app.Name, "namespace": app.Namespace})
+	repo := ""
+	if srcs := sources(app); len(srcs) > 0 {
+		repo = srcs[0].RepoURL
+	}
+	appInfo.WithLabelValues(app.Name, app.Namespace, projectName(app),
+		string(app.Status.Sync.Status), string(app.Status.Health.Status), repo).Set(1)
+}
+
+func observeSync(app *v1alpha1.Application, phase v1alpha1.OperationPhase) {
+	syncTotal.WithLabelValues(app.Name, app.Namespace, projectName(app), string(phase)).Inc()
+}
+
+func projectName(app *v1alpha1.Application) string {
+	if app.Spec.Project == "" {
+		return "default"
+	}
+	return app.Spec.Project
+}

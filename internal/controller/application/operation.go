@@ -1,0 +1,342 @@
+package application
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strconv"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/skiffcd/skiff/api/v1alpha1"
+	"github.com/skiffcd/skiff/internal/clustercache"
+	"github.com/skiffcd/skiff/internal/diff"
+	"github.com/skiffcd/skiff/internal/reposerver"
+	"github.com/skiffcd/skiff/internal/syncengine"
+)
+
+// reconcileOperation runs the operation requested in app.operation. The work
+// queue never hands one key to two workers, so an operation never runs
+// twice in parallel; after a restart an operation still Running is run again
+// (server-side apply makes that safe) and finishes once.
+func (r *Reconciler) reconcileOperation(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	if err := r.Cache.WaitForSync(ctx); err != nil {
+		return ctrl.Result{}, err
+	}
+	app := &v1alpha1.Application{}
+	if err := r.Client.Get(ctx, req.NamespacedName, app); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if app.Operation == nil || app.DeletionTimestamp != nil {
+		return ctrl.Result{}, nil
+	}
+	state := app.Status.OperationState
+	if state != nil && state.Phase == v1alpha1.OperationTerminating {
+		return ctrl.Result{}, r.finishOperation(ctx, app, v1alpha1.OperationFailed, "Operation terminated", nil)
+	}
+	if state == nil || !isRunning(state.Phase) || !equalJSON(state.Operation, *app.Operation) {
+		orig := app.DeepCopy()
+		app.Status.OperationState = &v1alpha1.OperationState{
+			Operation: *app.Operation, Phase: v1alpha1.OperationRunning,
+			Message: "Syncing", StartedAt: metav1.NewTime(r.now()),
+		}
+		if state != nil && isRunning(state.Phase) {
+			app.Status.OperationState.RetryCount = state.RetryCount
+		}
+		if err := r.Client.Patch(ctx, app, client.MergeFrom(orig)); err != nil {
+			return ctrl.Result{}, fmt.Errorf("recording the operation start: %w", err)
+		}
+		if r.Recorder != nil {
+			r.Recorder.Eventf(app, nil, "Normal", eventReasonOperationStarted, "Sync", "Initiated sync to %s", targetRevision(app))
+		}
+	}
+
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go r.watchTermination(runCtx, cancel, client.ObjectKeyFromObject(app))
+
+	result, syncResult, err := r.sync(runCtx, app)
+	if ctx.Err() != nil {
+		return ctrl.Result{}, ctx.Err() // shutting down: the next start resumes it
+	}
+	if runCtx.Err() != nil {
+		return ctrl.Result{}, r.finishOperation(ctx, app, v1alpha1.OperationFailed, "Operation terminated", syncResult)
+	}
+	if err != nil {
+		return r.retryOrFail(ctx, app, v1alpha1.OperationError, err.Error(), syncResult)
+	}
+	if result.Phase != v1alpha1.OperationSucceeded {
+		return r.retryOrFail(ctx, app, result.Phase, result.Message, syncResult)
+	}
+	return ctrl.Result{}, r.finishOperation(ctx, app, v1alpha1.OperationSucceeded, result.Message, syncResult)
+}
+
+func isRunning(p v1alpha1.OperationPhase) bool {
+	return p == v1alpha1.OperationRunning || p == v1alpha1.OperationTerminating
+}
+
+// watchTermination cancels the running sync when a user sets the phase to
+// Terminating (`skiff app terminate-op`).
+func (r *Reconciler) watchTermination(ctx context.Context, cancel context.CancelFunc, key client.ObjectKey) {
+	ticker := time.NewTicker(terminationPollInterval)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C:
+		}
+		app := &v1alpha1.Application{}
+		if err := r.Client.Get(ctx, key, app); err != nil {
+			continue
+		}
+		if s := app.Status.OperationState; s != nil && s.Phase == v1alpha1.OperationTerminating {
+			cancel()
+			return
+		}
+	}
+}
+
+// sync renders the operation's revision and runs the sync engine.
+func (r *Reconciler) sync(ctx context.Context, app *v1alpha1.Application) (syncengine.Result, *v1alpha1.SyncOperationResult, error) {
+	op := app.Operation.Sync
+	if op == nil {
+		return syncengine.Result{}, nil, fmt.Errorf("only sync operations are supported")
+	}
+	if msg := r.validate(ctx, app); msg != "" {
+		return syncengine.Result{}, nil, fmt.Errorf("%s", msg)
+	}
+	if ok, reason := r.canSync(ctx, app); !ok {
+		return syncengine.Result{}, nil, fmt.Errorf("%s", reason)
+	}
+	srcs := operationSources(app, op)
+	resp, err := r.Repo.Manifests(ctx, reposerver.Request{
+		AppName: app.Name, Sources: srcs, Namespace: app.Spec.Destination.Namespace,
+		KubeVersion: r.kubeVersion, APIVersions: r.apiVersions,
+	})
+	if err != nil {
+		return syncengine.Result{}, nil, fmt.Errorf("rendering the target state: %w", err)
+	}
+	syncResult := &v1alpha1.SyncOperationResult{}
+	if len(app.Spec.Sources) > 0 {
+		syncResult.Sources, syncResult.Revisions = srcs, resp.Revisions
+	} else {
+		syncResult.Source, syncResult.Revision = srcs[0], resp.Revisions[0]
+	}
+	desired := r.withNamespaces(app, resp.Manifests)
+	if violations := r.projectViolations(ctx, app, desired); violations != "" {
+		return syncengine.Result{}, syncResult, fmt.Errorf("%s", violations)
+	}
+
+	opts, err := syncengine.ParseOptions(append(policyOptions(app), op.SyncOptions...))
+	if err != nil {
+		return syncengine.Result{}, syncResult, err
+	}
+	if op.SyncStrategy != nil && (op.SyncStrategy.Apply != nil && op.SyncStrategy.Apply.Force || op.SyncStrategy.Hook != nil && op.SyncStrategy.Hook.Force) {
+		opts.Force = true
+	}
+	if app.Operation.InitiatedBy.Automated && op.AutoHealAttemptsCount > 0 {
+		// Self-heal exists to take drifted fields back from whoever changed
+		// them: that is the explicit request to force conflicts.
+		opts.Force = true
+	}
+	var selected []clustercache.ResourceKey
+	for _, res := range op.Resources {
+		selected = append(selected, clustercache.ResourceKey{Group: res.Group, Kind: res.Kind, Namespace: res.Namespace, Name: res.Name})
+	}
+	allowEmpty := app.Spec.SyncPolicy != nil && app.Spec.SyncPolicy.Automated != nil && app.Spec.SyncPolicy.Automated.AllowEmpty
+	plan, err := syncengine.NewPlan(syncengine.PlanInput{
+		Desired: desired, Live: r.Cache.AppObjects(app.Name), Options: opts,
+		Prune: op.Prune, AllowEmpty: allowEmpty, Resources: selected,
+	})
+	if err != nil {
+		return syncengine.Result{}, syncResult, err
+	}
+	result := r.Engine.Run(ctx, syncengine.Request{
+		App: app.Name, Namespace: app.Spec.Destination.Namespace, Plan: plan, Options: opts, DryRun: op.DryRun,
+		IsModified: func(desired, live *unstructured.Unstructured) bool {
+			res, err := diff.Compare(desired, live, diff.Options{IgnoreDifferences: app.Spec.IgnoreDifferences})
+			return err != nil || res.Modified
+		},
+	})
+	syncResult.Resources = result.Resources
+	return result, syncResult, nil
+}
+
+// operationSources are the sources at the operation's revision(s).
+func operationSources(app *v1alpha1.Application, op *v1alpha1.SyncOperation) []v1alpha1.ApplicationSource {
+	if op.Source != nil {
+		return []v1alpha1.ApplicationSource{*op.Source}
+	}
+	if len(op.Sources) > 0 {
+		return op.Sources
+	}
+	srcs := append([]v1alpha1.ApplicationSource(nil), sources(app)...)
+	if len(app.Spec.Sources) > 0 {
+		for i := range srcs {
+			if i < len(op.Revisions) && op.Revisions[i] != "" {
+				srcs[i].TargetRevision = op.Revisions[i]
+			}
+		}
+	} else if op.Revision != "" && len(srcs) == 1 {
+		srcs[0].TargetRevision = op.Revision
+	}
+	return srcs
+}
+
+func policyOptions(app *v1alpha1.Application) []string {
+	if app.Spec.SyncPolicy == nil {
+		return nil
+	}
+	return app.Spec.SyncPolicy.SyncOptions
+}
+
+func targetRevision(app *v1alpha1.Application) string {
+	if op := app.Operation.Sync; op != nil {
+		if op.Revision != "" {
+			return op.Revision
+		}
+		if len(op.Revisions) > 0 {
+			return strings.Join(op.Revisions, ",")
+		}
+	}
+	if app.Spec.Source != nil {
+		return app.Spec.Source.TargetRevision
+	}
+	return "HEAD"
+}
+
+// retryOrFail retries per syncPolicy.retry or records the failure.
+func (r *Reconciler) retryOrFail(ctx context.Context, app *v1alpha1.Application, phase v1alpha1.OperationPhase, message string, result *v1alpha1.SyncOperationResult) (ctrl.Result, error) {
+	retry := app.Operation.Retry
+	if app.Spec.SyncPolicy != nil && app.Spec.SyncPolicy.Retry != nil && retry.Limit == 0 {
+		retry = *app.Spec.SyncPolicy.Retry
+	}
+	state := app.Status.OperationState
+	count := int64(0)
+	if state != nil {
+		count = state.RetryCount
+	}
+	if retry.Limit < 0 || count < retry.Limit {
+		orig := app.DeepCopy()
+		wait := backoff(retry.Backoff, count)
+		app.Status.OperationState.RetryCount = count + 1
+		app.Status.OperationState.Message = fmt.Sprintf("%s. Retrying attempt #%d at %s.", message, count+1, r.now().Add(wait).Format(time.Kitchen))
+		app.Status.OperationState.SyncResult = result
+		if err := r.Client.Patch(ctx, app, client.MergeFrom(orig)); err != nil {
+			return ctrl.Result{}, fmt.Errorf("recording the retry: %w", err)
+		}
+		return ctrl.Result{RequeueAfter: wait}, nil
+	}
+	return ctrl.Result{}, r.finishOperation(ctx, app, phase, message, result)
+}
+
+// backoff is Argo CD's retry back-off: duration × factor^attempt, capped.
+func backoff(b *v1alpha1.Backoff, attempt int64) time.Duration {
+	d, factor, maxD := 5*time.Second, int64(2), 3*time.Minute
+	if b != nil {
+		if v, ok := parseDuration(b.Duration); ok {
+			d = v
+		}
+		if b.Factor != nil {
+			factor = *b.Factor
+		}
+		if v, ok := parseDuration(b.MaxDuration); ok {
+			maxD = v
+		}
+	}
+	for i := int64(0); i < attempt && d < maxD; i++ {
+		d *= time.Duration(factor)
+	}
+	return min(d, maxD)
+}
+
+func parseDuration(s string) (time.Duration, bool) {
+	if s == "" {
+		return 0, false
+	}
+	if n, err := strconv.Atoi(s); err == nil {
+		return time.Duration(n) * time.Second, true
+	}
+	d, err := time.ParseDuration(s)
+	return d, err == nil
+}
+
+// finishOperation records the outcome, appends history on success and
+// clears the operation, in one write.
+func (r *Reconciler) finishOperation(ctx context.Context, app *v1alpha1.Application, phase v1alpha1.OperationPhase, message string, result *v1alpha1.SyncOperationResult) error {
+	orig := app.DeepCopy()
+	now := metav1.NewTime(r.now())
+	state := app.Status.OperationState
+	if state == nil {
+		state = &v1alpha1.OperationState{Operation: *app.Operation, StartedAt: now}
+	}
+	state.Phase, state.Message, state.FinishedAt = phase, message, &now
+	if result != nil {
+		state.SyncResult = result
+	}
+	app.Status.OperationState = state
+	if phase == v1alpha1.OperationSucceeded && result != nil && app.Operation.Sync != nil && !app.Operation.Sync.DryRun {
+		app.Status.History = appendHistory(app, result, state.StartedAt, now)
+	}
+	app.Operation = nil
+	if err := r.Client.Patch(ctx, app, client.MergeFrom(orig)); err != nil {
+		return fmt.Errorf("recording the operation result: %w", err)
+	}
+	if r.Recorder != nil {
+		kind := "Normal"
+		if phase != v1alpha1.OperationSucceeded {
+			kind = "Warning"
+		}
+		r.Recorder.Eventf(app, nil, kind, eventReasonOperationCompleted, "Sync", "Sync operation to %s %s: %s", revisionOf(result), strings.ToLower(string(phase)), message)
+	}
+	observeSync(app, phase)
+	return nil
+}
+
+func revisionOf(r *v1alpha1.SyncOperationResult) string {
+	if r == nil {
+		return ""
+	}
+	if len(r.Revisions) > 0 {
+		return strings.Join(r.Revisions, ",")
+	}
+	return r.Revision
+}
+
+func appendHistory(app *v1alpha1.Application, result *v1alpha1.SyncOperationResult, started, finished metav1.Time) []v1alpha1.RevisionHistory {
+	history := app.Status.History
+	var id int64
+	if n := len(history); n > 0 {
+		id = history[n-1].ID + 1
+	}
+	history = append(history, v1alpha1.RevisionHistory{
+		ID: id, Revision: result.Revision, Revisions: result.Revisions,
+		Source: result.Source, Sources: result.Sources,
+		DeployedAt: finished, DeployStartedAt: &started,
+		InitiatedBy: app.Operation.InitiatedBy,
+	})
+	limit := int64(defaultRevisionHistoryLimit)
+	if app.Spec.RevisionHistoryLimit != nil {
+		limit = *app.Spec.RevisionHistoryLimit
+	}
+	if int64(len(history)) > limit {
+		history = history[int64(len(history))-limit:]
+	}
+	return history
+}
+
+func equalJSON(a, b any) bool {
+	ja, err1 := json.Marshal(a)
+	jb, err2 := json.Marshal(b)
+	if err1 != nil || err2 != nil {
+		return reflect.DeepEqual(a, b)
+	}
+	return string(ja) == string(jb)
+}

@@ -1,0 +1,80 @@
+package application
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/skiffcd/skiff/api/v1alpha1"
+	"github.com/skiffcd/skiff/internal/project"
+)
+
+// project returns the app's AppProject, creating the default project when
+// it is missing, as Argo CD does.
+func (r *Reconciler) project(ctx context.Context, app *v1alpha1.Application) (*v1alpha1.AppProject, error) {
+	name := projectName(app)
+	proj := &v1alpha1.AppProject{}
+	err := r.Client.Get(ctx, client.ObjectKey{Namespace: r.Namespace, Name: name}, proj)
+	if apierrors.IsNotFound(err) && name == "default" {
+		proj = project.Default(r.Namespace)
+		if err := r.Client.Create(ctx, proj); err != nil && !apierrors.IsAlreadyExists(err) {
+			return nil, fmt.Errorf("creating the default project: %w", err)
+		}
+		return proj, nil
+	}
+	if apierrors.IsNotFound(err) {
+		return nil, fmt.Errorf("application references project %s which does not exist", name)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading project %s: %w", name, err)
+	}
+	return proj, nil
+}
+
+func checkSource(p *v1alpha1.AppProject, repoURL string) error {
+	return project.CheckSource(p, repoURL)
+}
+
+func checkDestination(p *v1alpha1.AppProject, d v1alpha1.ApplicationDestination) error {
+	return project.CheckDestination(p, d.Server, d.Name, d.Namespace)
+}
+
+// projectViolations lists the desired objects the project does not permit.
+func (r *Reconciler) projectViolations(ctx context.Context, app *v1alpha1.Application, desired []*unstructured.Unstructured) string {
+	proj, err := r.project(ctx, app)
+	if err != nil {
+		return err.Error()
+	}
+	var msgs []string
+	for _, obj := range desired {
+		gvk := obj.GroupVersionKind()
+		namespaced := obj.GetNamespace() != ""
+		if err := project.CheckResource(proj, gvk.Group, gvk.Kind, namespaced); err != nil {
+			msgs = append(msgs, err.Error())
+			continue
+		}
+		if namespaced && obj.GetNamespace() != app.Spec.Destination.Namespace {
+			d := app.Spec.Destination
+			d.Namespace = obj.GetNamespace()
+			if err := checkDestination(proj, d); err != nil {
+				msgs = append(msgs, fmt.Sprintf("%s %s/%s: %v", gvk.Kind, obj.GetNamespace(), obj.GetName(), err))
+			}
+		}
+	}
+	return strings.Join(msgs, "; ")
+}
+
+// canSync applies the project's sync windows.
+func (r *Reconciler) canSync(ctx context.Context, app *v1alpha1.Application) (bool, string) {
+	proj, err := r.project(ctx, app)
+	if err != nil {
+		return false, err.Error()
+	}
+	manual := app.Operation != nil && !app.Operation.InitiatedBy.Automated
+	cluster := firstNonEmpty(app.Spec.Destination.Name, localName)
+	return project.CanSync(proj, r.now(), app.Name, app.Spec.Destination.Namespace, cluster, manual)
+}
