@@ -174,7 +174,8 @@ func (f reconcile) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result
 
 // specChanged lets through what needs a new comparison; the controller's
 // own status writes (status lives in the main resource, as in Argo CD)
-// would otherwise trigger endless comparisons.
+// would otherwise trigger endless comparisons. metadata.generation is no
+// help here: without a status subresource every status write bumps it.
 type specChanged struct{ predicate.Funcs }
 
 func (specChanged) Update(e event.UpdateEvent) bool {
@@ -183,8 +184,7 @@ func (specChanged) Update(e event.UpdateEvent) bool {
 	if !ok1 || !ok2 {
 		return true
 	}
-	return oldApp.Generation != newApp.Generation ||
-		!equalJSON(oldApp.Spec, newApp.Spec) ||
+	return !equalJSON(oldApp.Spec, newApp.Spec) ||
 		!equalJSON(oldApp.Operation, newApp.Operation) ||
 		oldApp.Annotations[AnnotationRefresh] != newApp.Annotations[AnnotationRefresh] ||
 		!newApp.DeletionTimestamp.Equal(oldApp.DeletionTimestamp) ||
