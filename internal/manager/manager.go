@@ -65,6 +65,7 @@ func NewScheme() (*runtime.Scheme, error) {
 
 // Run starts the manager and blocks until ctx ends.
 func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
+	cfg = withClientRateLimits(cfg)
 	if opts.InstallCRDs {
 		if err := crds.Install(ctx, cfg, time.Minute); err != nil {
 			return fmt.Errorf("installing CRDs: %w", err)
@@ -101,6 +102,20 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 		return fmt.Errorf("running controller manager: %w", err)
 	}
 	return nil
+}
+
+// withClientRateLimits raises client-go's defaults (5 QPS, burst 10), which
+// throttle a controller that writes status for hundreds of apps, to the
+// limits Argo CD's controller uses. Limits set by the caller are kept.
+func withClientRateLimits(cfg *rest.Config) *rest.Config {
+	cfg = rest.CopyConfig(cfg)
+	if cfg.QPS == 0 {
+		cfg.QPS = 50
+	}
+	if cfg.Burst == 0 {
+		cfg.Burst = 100
+	}
+	return cfg
 }
 
 // addApplicationController wires the repo server, the cluster cache and the
