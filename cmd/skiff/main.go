@@ -12,6 +12,9 @@ import (
 
 func main() {
 	if err := newRootCommand().Execute(); err != nil {
+		if code, silent := silentExit(err); silent {
+			os.Exit(code)
+		}
 		fmt.Fprintln(os.Stderr, "Error:", err)
 		os.Exit(1)
 	}
@@ -24,6 +27,6 @@ func newRootCommand() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newVersionCommand(), newServerCommand(), newRenderCommand())
+	root.AddCommand(newVersionCommand(), newServerCommand(), newRenderCommand(), newAppCommand())
 	return root
 }

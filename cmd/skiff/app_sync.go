@@ -1,0 +1,186 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/spf13/cobra"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/skiffcd/skiff/api/v1alpha1"
+	"github.com/skiffcd/skiff/internal/cli/appcli"
+)
+
+func newAppSyncCommand(a *appContext) *cobra.Command {
+	var (
+		op        v1alpha1.SyncOperation
+		resources []string
+		force     bool
+		async     bool
+		timeout   time.Duration
+	)
+	cmd := &cobra.Command{
+		Use:   "sync NAME",
+		Short: "Sync an Application and wait for the result, like `argocd app sync`",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			for _, r := range resources {
+				res, err := appcli.ParseResource(r)
+				if err != nil {
+					return err
+				}
+				op.Resources = append(op.Resources, res)
+			}
+			if force {
+				op.SyncStrategy = &v1alpha1.SyncStrategy{Apply: &v1alpha1.SyncStrategyApply{Force: true}}
+			}
+			c, _, err := a.client()
+			if err != nil {
+				return err
+			}
+			return runOperation(cmd, a, c, args[0], &op, async, timeout)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&op.Revision, "revision", "", "revision to sync to (default: the target revision)")
+	f.BoolVar(&op.Prune, "prune", false, "delete resources git no longer has")
+	f.BoolVar(&op.DryRun, "dry-run", false, "validate the sync without changing anything")
+	f.StringArrayVar(&resources, "resource", nil, "sync only GROUP:KIND:NAME or GROUP:KIND:NAMESPACE/NAME (repeatable)")
+	f.StringArrayVar(&op.SyncOptions, "sync-option", nil, "sync option Name=value for this sync (repeatable)")
+	f.BoolVar(&force, "force", false, "replace resources that cannot be patched")
+	f.BoolVar(&async, "async", false, "do not wait for the sync to finish")
+	f.DurationVar(&timeout, "timeout", 5*time.Minute, "how long to wait for the sync (0 waits without limit)")
+	return cmd
+}
+
+// runOperation requests op on the app and, unless async, follows it to the
+// end; an operation that fails is an error carrying its message.
+func runOperation(cmd *cobra.Command, a *appContext, c client.Client, name string, op *v1alpha1.SyncOperation, async bool, timeout time.Duration) error {
+	ctx := cmd.Context()
+	key := a.key(name)
+	if _, err := appcli.RequestSync(ctx, c, key, op); err != nil {
+		return err
+	}
+	out := cmd.OutOrStdout()
+	if async {
+		fmt.Fprintf(out, "sync of application '%s' requested\n", name)
+		return nil
+	}
+	ctx, cancel := withTimeout(ctx, timeout)
+	defer cancel()
+	progress := &appcli.Progress{Out: out, TTY: isTerminal(out)}
+	app, err := appcli.Waiter{Client: c, OnUpdate: progress.Update}.WaitOperation(ctx, key)
+	progress.Finish()
+	if app != nil && app.Name != "" {
+		fmt.Fprintln(out)
+		if werr := appcli.WriteApp(out, app); werr != nil && err == nil {
+			err = werr
+		}
+	}
+	return err
+}
+
+func withTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	if d <= 0 {
+		return context.WithCancel(ctx)
+	}
+	return context.WithTimeout(ctx, d)
+}
+
+func newAppWaitCommand(a *appContext) *cobra.Command {
+	var (
+		conds   appcli.Conditions
+		timeout time.Duration
+	)
+	cmd := &cobra.Command{
+		Use:   "wait NAME",
+		Short: "Wait until an Application is synced, healthy and without operation, like `argocd app wait`",
+		Long: `Wait until the Application meets the conditions given (--sync, --health,
+--operation), or all of them when none is given.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if conds == (appcli.Conditions{}) {
+				conds = appcli.Conditions{Sync: true, Health: true, Operation: true}
+			}
+			c, _, err := a.client()
+			if err != nil {
+				return err
+			}
+			ctx, cancel := withTimeout(cmd.Context(), timeout)
+			defer cancel()
+			app, err := appcli.Waiter{Client: c}.Wait(ctx, a.key(args[0]), conds)
+			if err != nil {
+				return err
+			}
+			return appcli.WriteApp(cmd.OutOrStdout(), app)
+		},
+	}
+	f := cmd.Flags()
+	f.BoolVar(&conds.Sync, "sync", false, "wait until Synced")
+	f.BoolVar(&conds.Health, "health", false, "wait until Healthy")
+	f.BoolVar(&conds.Operation, "operation", false, "wait until no operation is running")
+	f.DurationVar(&timeout, "timeout", 0, "how long to wait (0 waits without limit)")
+	return cmd
+}
+
+func newAppTerminateCommand(a *appContext) *cobra.Command {
+	return &cobra.Command{
+		Use:   "terminate-op NAME",
+		Short: "Stop the running operation of an Application",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, _, err := a.client()
+			if err != nil {
+				return err
+			}
+			if err := appcli.Terminate(cmd.Context(), c, a.key(args[0])); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "application '%s' operation terminating\n", args[0])
+			return nil
+		},
+	}
+}
+
+func newAppRollbackCommand(a *appContext) *cobra.Command {
+	var (
+		prune   bool
+		async   bool
+		timeout time.Duration
+	)
+	cmd := &cobra.Command{
+		Use:   "rollback NAME [ID]",
+		Short: "Sync an Application to a revision of its history (default: the previous one)",
+		Args:  cobra.RangeArgs(1, 2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id := int64(-1)
+			if len(args) == 2 {
+				n, err := strconv.ParseInt(args[1], 10, 64)
+				if err != nil || n < 0 {
+					return fmt.Errorf("history ID %q: want a number from `skiff app history`", args[1])
+				}
+				id = n
+			}
+			c, _, err := a.client()
+			if err != nil {
+				return err
+			}
+			app := &v1alpha1.Application{}
+			if err := c.Get(cmd.Context(), a.key(args[0]), app); err != nil {
+				return fmt.Errorf("reading application %s: %w", args[0], err)
+			}
+			op, err := appcli.RollbackOperation(app, id, prune)
+			if err != nil {
+				return err
+			}
+			return runOperation(cmd, a, c, args[0], op, async, timeout)
+		},
+	}
+	f := cmd.Flags()
+	f.BoolVar(&prune, "prune", false, "delete resources the old revision does not have")
+	f.BoolVar(&async, "async", false, "do not wait for the rollback to finish")
+	f.DurationVar(&timeout, "timeout", 5*time.Minute, "how long to wait (0 waits without limit)")
+	return cmd
+}

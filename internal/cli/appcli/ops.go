@@ -1,0 +1,205 @@
+package appcli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/skiffcd/skiff/api/v1alpha1"
+)
+
+// Scheme returns a scheme with the built-in kinds and Skiff's API.
+func Scheme() (*runtime.Scheme, error) {
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
+	if err := v1alpha1.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
+	return scheme, nil
+}
+
+// Initiator names the CLI as the user who started an operation.
+var Initiator = v1alpha1.OperationInitiator{Username: "skiff-cli"}
+
+// OperationRunning reports whether app has an operation requested or running.
+func OperationRunning(app *v1alpha1.Application) bool {
+	if app.Operation != nil {
+		return true
+	}
+	s := app.Status.OperationState
+	return s != nil && s.FinishedAt == nil && (s.Phase == v1alpha1.OperationRunning || s.Phase == v1alpha1.OperationTerminating)
+}
+
+// RequestSync sets op as app's operation, refusing when another operation
+// is requested or running. The write is conditional on the version read, so
+// two clients cannot both start one.
+func RequestSync(ctx context.Context, c client.Client, key client.ObjectKey, op *v1alpha1.SyncOperation) (*v1alpha1.Application, error) {
+	app := &v1alpha1.Application{}
+	if err := c.Get(ctx, key, app); err != nil {
+		return nil, fmt.Errorf("reading application %s: %w", key.Name, err)
+	}
+	if OperationRunning(app) {
+		return nil, fmt.Errorf("another operation is already in progress on application %s", key.Name)
+	}
+	patch := client.MergeFromWithOptions(app.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	app.Operation = &v1alpha1.Operation{Sync: op, InitiatedBy: Initiator}
+	if err := c.Patch(ctx, app, patch); err != nil {
+		return nil, fmt.Errorf("requesting a sync of %s: %w", key.Name, err)
+	}
+	return app, nil
+}
+
+// Terminate asks the controller to stop app's running operation.
+func Terminate(ctx context.Context, c client.Client, key client.ObjectKey) error {
+	app := &v1alpha1.Application{}
+	if err := c.Get(ctx, key, app); err != nil {
+		return fmt.Errorf("reading application %s: %w", key.Name, err)
+	}
+	s := app.Status.OperationState
+	if app.Operation == nil || s == nil || s.Phase != v1alpha1.OperationRunning {
+		return fmt.Errorf("application %s has no running operation", key.Name)
+	}
+	patch := client.MergeFromWithOptions(app.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	s.Phase = v1alpha1.OperationTerminating
+	if err := c.Patch(ctx, app, patch); err != nil {
+		return fmt.Errorf("terminating the operation of %s: %w", key.Name, err)
+	}
+	return nil
+}
+
+// OperationError is returned when an operation ends without success.
+type OperationError struct {
+	Phase   v1alpha1.OperationPhase
+	Message string
+}
+
+func (e *OperationError) Error() string {
+	return fmt.Sprintf("operation %s: %s", e.Phase, e.Message)
+}
+
+// ErrTimeout is returned when a wait runs out of time.
+var ErrTimeout = errors.New("timed out")
+
+// Conditions say what Wait waits for.
+type Conditions struct {
+	// Sync waits for Synced, Health for Healthy, Operation for no operation.
+	Sync, Health, Operation bool
+}
+
+// Describe names what is waited for.
+func (c Conditions) Describe() string {
+	var parts []string
+	if c.Sync {
+		parts = append(parts, "sync")
+	}
+	if c.Health {
+		parts = append(parts, "health")
+	}
+	if c.Operation {
+		parts = append(parts, "operation")
+	}
+	if len(parts) == 0 {
+		return "nothing"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Met reports whether app meets every condition.
+func (c Conditions) Met(app *v1alpha1.Application) bool {
+	if c.Sync && app.Status.Sync.Status != v1alpha1.SyncStatusCodeSynced {
+		return false
+	}
+	if c.Health && app.Status.Health.Status != v1alpha1.HealthStatusHealthy {
+		return false
+	}
+	if c.Operation && OperationRunning(app) {
+		return false
+	}
+	return true
+}
+
+// Waiter polls an Application.
+type Waiter struct {
+	Client client.Client
+	// Interval between reads; zero means 500 ms.
+	Interval time.Duration
+	// OnUpdate, when set, sees every version read.
+	OnUpdate func(*v1alpha1.Application)
+}
+
+// Until polls key until done holds, ctx ends (ErrTimeout when it ran out of
+// time) or done returns an error, and returns the last version read.
+func (w Waiter) Until(ctx context.Context, key client.ObjectKey, done func(*v1alpha1.Application) (bool, error)) (*v1alpha1.Application, error) {
+	interval := w.Interval
+	if interval == 0 {
+		interval = 500 * time.Millisecond
+	}
+	ticker := time.NewTicker(interval)
+	defer ticker.Stop()
+	var app *v1alpha1.Application
+	for {
+		// Each read gets its own short deadline: the client's rate limiter
+		// fails early on a wait's deadline, which is not a read error.
+		readCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		read := &v1alpha1.Application{}
+		err := w.Client.Get(readCtx, key, read)
+		cancel()
+		if err != nil {
+			return app, fmt.Errorf("reading application %s: %w", key.Name, err)
+		}
+		app = read
+		if w.OnUpdate != nil {
+			w.OnUpdate(app)
+		}
+		if ok, err := done(app); err != nil || ok {
+			return app, err
+		}
+		select {
+		case <-ctx.Done():
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				return app, ErrTimeout
+			}
+			return app, ctx.Err()
+		case <-ticker.C:
+		}
+	}
+}
+
+// Wait waits until key meets conds.
+func (w Waiter) Wait(ctx context.Context, key client.ObjectKey, conds Conditions) (*v1alpha1.Application, error) {
+	app, err := w.Until(ctx, key, func(app *v1alpha1.Application) (bool, error) { return conds.Met(app), nil })
+	if errors.Is(err, ErrTimeout) {
+		return app, fmt.Errorf("waiting for %s of application %s: %w", conds.Describe(), key.Name, err)
+	}
+	return app, err
+}
+
+// WaitOperation waits until the operation requested on key is done, and
+// returns an *OperationError when it did not succeed.
+func (w Waiter) WaitOperation(ctx context.Context, key client.ObjectKey) (*v1alpha1.Application, error) {
+	app, err := w.Until(ctx, key, func(app *v1alpha1.Application) (bool, error) {
+		return !OperationRunning(app), nil
+	})
+	if errors.Is(err, ErrTimeout) {
+		return app, fmt.Errorf("waiting for the operation on application %s: %w", key.Name, err)
+	}
+	if err != nil {
+		return app, err
+	}
+	s := app.Status.OperationState
+	if s == nil {
+		return app, &OperationError{Phase: v1alpha1.OperationError, Message: "the operation was removed before it ran"}
+	}
+	if s.Phase != v1alpha1.OperationSucceeded {
+		return app, &OperationError{Phase: s.Phase, Message: s.Message}
+	}
+	return app, nil
+}

@@ -1,0 +1,230 @@
+package appcli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"path/filepath"
+	"sort"
+
+	"github.com/pmezard/go-difflib/difflib"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"sigs.k8s.io/yaml"
+
+	"github.com/skiffcd/skiff/api/v1alpha1"
+	"github.com/skiffcd/skiff/internal/diff"
+	"github.com/skiffcd/skiff/internal/mask"
+	"github.com/skiffcd/skiff/internal/reposerver"
+	"github.com/skiffcd/skiff/internal/source"
+	"github.com/skiffcd/skiff/internal/source/helmrepo"
+	"github.com/skiffcd/skiff/internal/syncengine"
+)
+
+// NewRepoServer returns an in-process repo server caching repositories and
+// charts under cacheDir, with anonymous access as `skiff render` has.
+func NewRepoServer(cacheDir string, creds source.Credentials) *reposerver.Server {
+	return reposerver.New(
+		source.NewCache(filepath.Join(cacheDir, "repos"), source.Options{}),
+		helmrepo.New(filepath.Join(cacheDir, "charts"), nil),
+		reposerver.Options{Credentials: reposerver.StaticCredentials(creds)},
+	)
+}
+
+// Renderer renders Applications and reads their live objects.
+type Renderer struct {
+	Repo    *reposerver.Server
+	Dynamic dynamic.Interface
+	Mapper  meta.RESTMapper
+	// KubeVersion is the destination's version, for Helm capabilities.
+	KubeVersion string
+}
+
+// Desired renders app at revision (empty means its target revision) and
+// returns the objects, hooks included, with namespaces defaulted as the
+// controller does, and the resolved revisions.
+func (r *Renderer) Desired(ctx context.Context, app *v1alpha1.Application, revision string) ([]*unstructured.Unstructured, []string, error) {
+	srcs := appSources(app)
+	if len(srcs) == 0 {
+		return nil, nil, fmt.Errorf("application %s has no source", app.Name)
+	}
+	if revision != "" {
+		if len(srcs) > 1 {
+			return nil, nil, fmt.Errorf("--revision needs a single-source application")
+		}
+		srcs[0].TargetRevision = revision
+	}
+	resp, err := r.Repo.Manifests(ctx, reposerver.Request{
+		AppName: app.Name, Sources: srcs, Namespace: app.Spec.Destination.Namespace, KubeVersion: r.KubeVersion,
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("rendering application %s: %w", app.Name, err)
+	}
+	out := make([]*unstructured.Unstructured, 0, len(resp.Manifests))
+	for _, m := range resp.Manifests {
+		obj := m.Object.DeepCopy()
+		if r.namespaced(obj.GroupVersionKind()) {
+			if obj.GetNamespace() == "" {
+				obj.SetNamespace(app.Spec.Destination.Namespace)
+			}
+		} else {
+			obj.SetNamespace("")
+		}
+		out = append(out, obj)
+	}
+	return out, resp.Revisions, nil
+}
+
+// namespaced reports whether gvk is namespaced; kinds the cluster does not
+// serve yet (CRDs the sync would create) count as namespaced.
+func (r *Renderer) namespaced(gvk schema.GroupVersionKind) bool {
+	m, err := r.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	return err != nil || m.Scope.Name() == meta.RESTScopeNameNamespace
+}
+
+// live reads the live object for obj; nil when it does not exist or its
+// kind is not served.
+func (r *Renderer) live(ctx context.Context, gvk schema.GroupVersionKind, namespace, name string) (*unstructured.Unstructured, error) {
+	m, err := r.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if meta.IsNoMatchError(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("mapping %s: %w", gvk.Kind, err)
+	}
+	var res dynamic.ResourceInterface = r.Dynamic.Resource(m.Resource)
+	if m.Scope.Name() == meta.RESTScopeNameNamespace {
+		res = r.Dynamic.Resource(m.Resource).Namespace(namespace)
+	}
+	obj, err := res.Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading %s %s: %w", gvk.Kind, qualified(namespace, name), err)
+	}
+	return obj, nil
+}
+
+// ResourceDiff is the difference of one resource.
+type ResourceDiff struct {
+	Group, Kind, Namespace, Name string
+	// Diff is a unified diff from live to desired, Secret values masked.
+	Diff string
+}
+
+// Diff compares app's desired state with the live objects and returns the
+// resources that differ: modified, missing, and live objects git no longer
+// has (as listed in the app's status).
+func (r *Renderer) Diff(ctx context.Context, app *v1alpha1.Application, revision string) ([]ResourceDiff, error) {
+	desired, _, err := r.Desired(ctx, app, revision)
+	if err != nil {
+		return nil, err
+	}
+	var out []ResourceDiff
+	seen := map[string]bool{}
+	for _, d := range desired {
+		if isHook(d) {
+			continue // hooks run during syncs; they are not part of the state
+		}
+		gvk := d.GroupVersionKind()
+		seen[gvk.Group+"/"+gvk.Kind+"/"+d.GetNamespace()+"/"+d.GetName()] = true
+		live, err := r.live(ctx, gvk, d.GetNamespace(), d.GetName())
+		if err != nil {
+			return nil, err
+		}
+		res, err := diff.Compare(d, live, diff.Options{IgnoreDifferences: app.Spec.IgnoreDifferences})
+		if err != nil {
+			return nil, fmt.Errorf("comparing %s %s: %w", gvk.Kind, qualified(d.GetNamespace(), d.GetName()), err)
+		}
+		if res.Modified {
+			out = append(out, ResourceDiff{Group: gvk.Group, Kind: gvk.Kind, Namespace: d.GetNamespace(), Name: d.GetName(), Diff: res.Diff})
+		}
+	}
+	for _, rs := range app.Status.Resources {
+		if !rs.RequiresPruning || seen[rs.Group+"/"+rs.Kind+"/"+rs.Namespace+"/"+rs.Name] {
+			continue
+		}
+		gvk := schema.GroupVersionKind{Group: rs.Group, Version: rs.Version, Kind: rs.Kind}
+		live, err := r.live(ctx, gvk, rs.Namespace, rs.Name)
+		if err != nil {
+			return nil, err
+		}
+		if live == nil || diff.IgnoreExtraneous(live) {
+			continue
+		}
+		text, err := removal(live)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ResourceDiff{Group: rs.Group, Kind: rs.Kind, Namespace: rs.Namespace, Name: rs.Name, Diff: text})
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		return a.Group+"/"+a.Kind+"/"+a.Namespace+"/"+a.Name < b.Group+"/"+b.Kind+"/"+b.Namespace+"/"+b.Name
+	})
+	return out, nil
+}
+
+// removal renders the diff of a live object that would be pruned.
+func removal(live *unstructured.Unstructured) (string, error) {
+	res, err := diff.Compare(nil, live, diff.Options{})
+	if err != nil {
+		return "", err
+	}
+	data, err := yaml.Marshal(res.Live.Object)
+	if err != nil {
+		return "", fmt.Errorf("printing %s %s: %w", live.GetKind(), live.GetName(), err)
+	}
+	text, err := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
+		A: difflib.SplitLines(string(data)), FromFile: "live", ToFile: "desired", Context: 3,
+	})
+	if err != nil {
+		return "", fmt.Errorf("rendering diff: %w", err)
+	}
+	return text, nil
+}
+
+// WriteDiffs prints diffs as `argocd app diff` does.
+func WriteDiffs(w io.Writer, diffs []ResourceDiff) {
+	for _, d := range diffs {
+		fmt.Fprintf(w, "\n===== %s/%s %s ======\n%s", d.Group, d.Kind, qualified(d.Namespace, d.Name), d.Diff)
+	}
+}
+
+// WriteManifests prints objects as a YAML stream, Secret values masked
+// unless showSecrets.
+func WriteManifests(w io.Writer, objs []*unstructured.Unstructured, showSecrets bool) error {
+	for _, obj := range objs {
+		if !showSecrets {
+			obj = mask.Secret(obj)
+		}
+		data, err := yaml.Marshal(obj.Object)
+		if err != nil {
+			return fmt.Errorf("printing %s %s: %w", obj.GetKind(), obj.GetName(), err)
+		}
+		fmt.Fprintf(w, "---\n%s", data)
+	}
+	return nil
+}
+
+func appSources(app *v1alpha1.Application) []v1alpha1.ApplicationSource {
+	if len(app.Spec.Sources) > 0 {
+		return append([]v1alpha1.ApplicationSource(nil), app.Spec.Sources...)
+	}
+	if app.Spec.Source != nil {
+		return []v1alpha1.ApplicationSource{*app.Spec.Source}
+	}
+	return nil
+}
+
+func isHook(obj *unstructured.Unstructured) bool {
+	ann := obj.GetAnnotations()
+	_, argo := ann[syncengine.AnnotationHook]
+	_, helm := ann[syncengine.AnnotationHelmHook]
+	return argo || helm
+}
