@@ -65,6 +65,7 @@ lint: $(STATICCHECK) ## gofmt, go vet and staticcheck.
 bench: ## Run the benchmarks in bench/ and print their figures.
 	go run ./bench/render
 	go run ./bench/compare
+	go run ./bench/apps -n 50,200
 
 .PHONY: tidy
 tidy:

@@ -1,0 +1,1046 @@
+// Command apps benchmarks the Application controller end to end (issue #5):
+// N apps, each a Deployment, a headless Service and three ~1 KiB ConfigMaps
+// in its own directory of one local git repository, synced by a real
+// `skiff server` process into its own namespace (automated sync, prune,
+// self-heal, CreateNamespace=true).
+//
+//	go run ./bench/apps [-n 50,200] [-idle 60s] [-timeout 10m]
+//
+// For every N, on fresh control planes: the floor (a plain client
+// server-side applies the same objects, 20 in flight, until every
+// Deployment is Available); skiff server's start (CPU and peak RSS from
+// /proc); the initial sync of N Applications until all are Synced+Healthy;
+// one commit touching every app, found through a refresh annotation on
+// every Application, then another found by the periodic poll; and 60 s of
+// steady state (controller CPU and API requests).
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/skiffcd/skiff/api/v1alpha1"
+	"github.com/skiffcd/skiff/internal/testcluster"
+)
+
+const (
+	argocdNS   = "argocd"
+	inFlight   = 20
+	pollEvery  = 500 * time.Millisecond
+	appResync  = 30 * time.Second
+	fieldOwner = "bench-floor"
+)
+
+var (
+	skiffBin    = flag.String("skiff", "", "a prebuilt skiff binary (default: build ./cmd/skiff)")
+	waitTimeout = 10 * time.Minute
+	idle        = 60 * time.Second
+)
+
+func main() {
+	ns := flag.String("n", "50,200", "comma-separated numbers of applications (e.g. 50,200,1000)")
+	flag.DurationVar(&waitTimeout, "timeout", waitTimeout, "bound of every wait")
+	flag.DurationVar(&idle, "idle", idle, "steady-state window (and the baseline window before skiff starts)")
+	flag.Parse()
+	var sizes []int
+	for _, s := range strings.Split(*ns, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n <= 0 {
+			fmt.Fprintf(os.Stderr, "bench: bad -n %q\n", s)
+			os.Exit(2)
+		}
+		sizes = append(sizes, n)
+	}
+	if err := run(sizes); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+// buildSkiff builds ./cmd/skiff into tmp. When the working tree does not
+// compile (others edit the same checkout), it builds the committed tree
+// (git archive HEAD) instead and says so.
+func buildSkiff(tmp string) (string, error) {
+	bin := filepath.Join(tmp, "skiff")
+	fmt.Printf("building skiff into %s\n", bin)
+	build := exec.Command("go", "build", "-o", bin, "./cmd/skiff")
+	out, err := build.CombinedOutput()
+	if err == nil {
+		return bin, nil
+	}
+	fmt.Printf("the working tree does not build (%v):\n%s\nbuilding the committed tree (git archive HEAD) instead\n", err, truncate(string(out), 2000))
+	src := filepath.Join(tmp, "src")
+	if err := os.MkdirAll(src, 0o755); err != nil {
+		return "", err
+	}
+	archive := exec.Command("sh", "-c", "git archive HEAD | tar -x -C "+src)
+	if out, err := archive.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("git archive HEAD: %w\n%s", err, out)
+	}
+	rev, _ := exec.Command("git", "rev-parse", "--short", "HEAD").Output()
+	build = exec.Command("go", "build", "-o", bin, "./cmd/skiff")
+	build.Dir = src
+	if out, err := build.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("building skiff at HEAD: %w\n%s", err, out)
+	}
+	fmt.Printf("built skiff from HEAD %s\n", strings.TrimSpace(string(rev)))
+	return bin, nil
+}
+
+// result is one row of the table.
+type result struct {
+	n                  int
+	floor              time.Duration
+	startCPU           float64
+	startRSS           float64
+	initial            time.Duration
+	initialCPU         float64
+	initialRSS         float64
+	triggered          time.Duration
+	triggeredCPU       float64
+	polling            time.Duration
+	pollingCPU         float64
+	steadyCPU          float64 // per minute
+	steadyRSS          float64
+	apiTotal           float64 // per minute, all clients, skiff running
+	apiBaseline        float64 // per minute, all clients, before skiff started
+	skiffRequests      float64 // per minute, from skiff's own rest_client_requests_total
+	hwm                float64
+	logErrors          int
+	logErrorLines      []string
+	serverLog          string
+	skiffMetricsMissed bool
+}
+
+func run(sizes []int) error {
+	tmp, err := os.MkdirTemp("", "skiff-bench-apps-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	bin := *skiffBin
+	if bin == "" {
+		if bin, err = buildSkiff(tmp); err != nil {
+			return err
+		}
+	}
+	var results []result
+	var runErr error
+	for _, n := range sizes {
+		r, err := runN(n, bin, tmp)
+		if err != nil {
+			runErr = fmt.Errorf("with %d apps: %w", n, err)
+			break
+		}
+		results = append(results, r)
+		printTable(results) // partial results survive a later failure
+	}
+	return runErr
+}
+
+func runN(n int, bin, tmp string) (res result, err error) {
+	res.n = n
+	ctx := context.Background()
+	fmt.Printf("\n=== N=%d ===\n", n)
+
+	// 1. Floor, on its own control plane.
+	floor, err := runFloor(ctx, n)
+	if err != nil {
+		return res, fmt.Errorf("floor: %w", err)
+	}
+	res.floor = floor
+	fmt.Printf("floor: %d apps applied and Available in %s\n", n, floor.Round(time.Millisecond))
+
+	// 2. A fresh control plane for skiff.
+	res.serverLog = filepath.Join(tmp, fmt.Sprintf("skiff-%d.log", n))
+	logFile, err := os.Create(res.serverLog)
+	if err != nil {
+		return res, err
+	}
+	defer logFile.Close() // after cluster.Stop has ended the server
+	cluster, err := testcluster.Start(ctx, testcluster.Options{})
+	if err != nil {
+		return res, err
+	}
+	defer cluster.Stop()
+	c, err := newClient(cluster.Config)
+	if err != nil {
+		return res, err
+	}
+	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: argocdNS}}); err != nil {
+		return res, err
+	}
+	repo, err := newRepo(filepath.Join(tmp, fmt.Sprintf("repo-%d", n)), n)
+	if err != nil {
+		return res, err
+	}
+	metrics, err := newAPIMetrics(cluster.Config)
+	if err != nil {
+		return res, err
+	}
+	fmt.Printf("baseline: %s of API requests without skiff...\n", idle)
+	base0, err := metrics.total(ctx)
+	if err != nil {
+		return res, err
+	}
+	time.Sleep(idle)
+	base1, err := metrics.total(ctx)
+	if err != nil {
+		return res, err
+	}
+	res.apiBaseline = (base1 - base0) / idle.Minutes()
+
+	ports, err := freePorts(2)
+	if err != nil {
+		return res, err
+	}
+	metricsAddr := fmt.Sprintf("127.0.0.1:%d", ports[0])
+	healthAddr := fmt.Sprintf("127.0.0.1:%d", ports[1])
+	started := time.Now()
+	pid, exited, err := cluster.StartProcess("skiff", logFile, bin, "server",
+		"--kubeconfig", cluster.Kubeconfig,
+		"--install-crds",
+		"--namespace", argocdNS,
+		"--app-resync", appResync.String(),
+		"--metrics-bind-address", metricsAddr,
+		"--health-probe-bind-address", healthAddr,
+		"--cache-dir", filepath.Join(tmp, fmt.Sprintf("cache-%d", n)),
+	)
+	if err != nil {
+		return res, err
+	}
+	defer func() {
+		res.logErrors, res.logErrorLines = scanLog(res.serverLog)
+		if err != nil {
+			err = fmt.Errorf("%w\nserver log %s: %d error lines; last ones:\n%s", err, res.serverLog, res.logErrors, strings.Join(res.logErrorLines, "\n"))
+		}
+	}()
+	proc := newProcWatch(pid)
+	defer proc.stop()
+	alive := func() error {
+		select {
+		case <-exited:
+			return fmt.Errorf("skiff server exited; log tail:\n%s", tail(res.serverLog, 30))
+		default:
+			return nil
+		}
+	}
+	if err := waitFor(ctx, "skiff server /readyz", 2*time.Minute, alive, func() (bool, string, error) {
+		resp, err := http.Get("http://" + healthAddr + "/readyz")
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK, resp.Status, nil
+	}); err != nil {
+		return res, err
+	}
+	// The CRDs are installed before the manager starts; wait for the kind to be served.
+	if err := waitFor(ctx, "the Application CRD", time.Minute, alive, func() (bool, string, error) {
+		err := c.List(ctx, &v1alpha1.ApplicationList{}, client.InNamespace(argocdNS))
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		return true, "", nil
+	}); err != nil {
+		return res, err
+	}
+	res.startCPU, res.startRSS = proc.phase()
+	fmt.Printf("skiff server (pid %d) ready in %s: %.2f CPU-s, peak RSS %.1f MiB\n", pid, time.Since(started).Round(time.Millisecond), res.startCPU, res.startRSS)
+
+	// 3. Initial sync.
+	start := time.Now()
+	if err := forEach(n, func(i int) error {
+		return c.Create(ctx, application(i, repo.url()))
+	}); err != nil {
+		return res, fmt.Errorf("creating Applications: %w", err)
+	}
+	created := time.Since(start)
+	if err := waitApps(ctx, c, n, "Synced+Healthy", alive, func(a *v1alpha1.Application) bool {
+		return a.Status.Sync.Status == v1alpha1.SyncStatusCodeSynced && a.Status.Health.Status == v1alpha1.HealthStatusHealthy
+	}); err != nil {
+		cpu, rss := proc.phase()
+		return res, fmt.Errorf("%w\n(initial sync phase so far: %s, %.2f CPU-s, peak RSS %.1f MiB)", err, time.Since(start).Round(time.Second), cpu, rss)
+	}
+	res.initial = time.Since(start)
+	res.initialCPU, res.initialRSS = proc.phase()
+	fmt.Printf("initial sync: %d apps Synced+Healthy in %s (created in %s): %.2f CPU-s, peak RSS %.1f MiB\n",
+		n, res.initial.Round(time.Millisecond), created.Round(time.Millisecond), res.initialCPU, res.initialRSS)
+
+	// 4a. A commit, then a refresh annotation on every Application.
+	sha, err := repo.touchAll(n, 1)
+	if err != nil {
+		return res, err
+	}
+	start = time.Now()
+	if err := forEach(n, func(i int) error {
+		patch := []byte(`{"metadata":{"annotations":{"argocd.argoproj.io/refresh":"normal"}}}`)
+		app := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Namespace: argocdNS, Name: appName(i)}}
+		return c.Patch(ctx, app, client.RawPatch(types.MergePatchType, patch))
+	}); err != nil {
+		return res, fmt.Errorf("annotating Applications: %w", err)
+	}
+	annotated := time.Since(start)
+	if err := waitApps(ctx, c, n, "Synced at "+sha[:8]+" (triggered)", alive, syncedAt(sha)); err != nil {
+		return res, err
+	}
+	res.triggered = time.Since(start)
+	res.triggeredCPU, _ = proc.phase()
+	fmt.Printf("commit %s + refresh annotation: all synced in %s (annotated in %s), %.2f CPU-s\n",
+		sha[:8], res.triggered.Round(time.Millisecond), annotated.Round(time.Millisecond), res.triggeredCPU)
+
+	// 4b. A commit, no trigger.
+	sha, err = repo.touchAll(n, 2)
+	if err != nil {
+		return res, err
+	}
+	start = time.Now()
+	if err := waitApps(ctx, c, n, "Synced at "+sha[:8]+" (polling)", alive, syncedAt(sha)); err != nil {
+		return res, err
+	}
+	res.polling = time.Since(start)
+	res.pollingCPU, _ = proc.phase()
+	fmt.Printf("commit %s, no trigger: all synced in %s, %.2f CPU-s\n", sha[:8], res.polling.Round(time.Millisecond), res.pollingCPU)
+
+	// 5. Steady state.
+	fmt.Printf("steady state: %s idle...\n", idle)
+	proc.phase()
+	api0, err := metrics.total(ctx)
+	if err != nil {
+		return res, err
+	}
+	own0, ownErr := skiffRequests(ctx, metricsAddr)
+	apiSeries0, _ := scrapeSeries(ctx, metrics.client, metrics.url, "apiserver_request_total")
+	ownSeries0, _ := scrapeSeries(ctx, http.DefaultClient, "http://"+metricsAddr+"/metrics", "rest_client_requests_total")
+	time.Sleep(idle)
+	apiSeries1, _ := scrapeSeries(ctx, metrics.client, metrics.url, "apiserver_request_total")
+	ownSeries1, _ := scrapeSeries(ctx, http.DefaultClient, "http://"+metricsAddr+"/metrics", "rest_client_requests_total")
+	fmt.Printf("steady state: top apiserver_request_total increases over %s (all clients):\n%s", idle, topDeltas(apiSeries0, apiSeries1, 10))
+	fmt.Printf("steady state: skiff rest_client_requests_total increases over %s:\n%s", idle, topDeltas(ownSeries0, ownSeries1, 10))
+	if err := alive(); err != nil {
+		return res, err
+	}
+	api1, err := metrics.total(ctx)
+	if err != nil {
+		return res, err
+	}
+	own1, ownErr1 := skiffRequests(ctx, metricsAddr)
+	cpu, rss := proc.phase()
+	res.steadyCPU = cpu / idle.Minutes()
+	res.steadyRSS = rss
+	res.apiTotal = (api1 - api0) / idle.Minutes()
+	if ownErr != nil || ownErr1 != nil {
+		res.skiffMetricsMissed = true
+		fmt.Printf("skiff's own request counter unavailable: %v %v\n", ownErr, ownErr1)
+	} else {
+		res.skiffRequests = (own1 - own0) / idle.Minutes()
+	}
+	res.hwm = proc.hwm()
+	// Still converged?
+	var list v1alpha1.ApplicationList
+	if err := c.List(ctx, &list, client.InNamespace(argocdNS)); err != nil {
+		return res, err
+	}
+	bad := 0
+	for i := range list.Items {
+		if !syncedAt(sha)(&list.Items[i]) {
+			bad++
+		}
+	}
+	fmt.Printf("steady state: %.2f CPU-s/min, API %.0f req/min (baseline %.0f), skiff client %.0f req/min, peak RSS %.1f MiB (VmHWM %.1f MiB), %d apps drifted from Synced\n",
+		res.steadyCPU, res.apiTotal, res.apiBaseline, res.skiffRequests, res.steadyRSS, res.hwm, bad)
+	return res, nil
+}
+
+// ---- the scenario's objects ----
+
+func appName(i int) string { return fmt.Sprintf("app-%04d", i) }
+func appNS(i int) string   { return fmt.Sprintf("bench-%04d", i) }
+
+// manifests returns the files of app i (path → YAML); rev varies one ConfigMap.
+func manifests(i, rev int) map[string]string {
+	name := appName(i)
+	dir := "apps/" + name + "/"
+	files := map[string]string{
+		dir + "deployment.yaml": fmt.Sprintf(`apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: %[1]s
+spec:
+  replicas: 1
+  selector:
+    matchLabels: {app: %[1]s}
+  template:
+    metadata:
+      labels: {app: %[1]s}
+    spec:
+      containers:
+      - name: web
+        image: nginx:1.27
+        ports: [{containerPort: 80}]
+        resources: {requests: {cpu: 10m, memory: 16Mi}}
+`, name),
+		dir + "service.yaml": fmt.Sprintf(`apiVersion: v1
+kind: Service
+metadata:
+  name: %[1]s
+spec:
+  clusterIP: None
+  selector: {app: %[1]s}
+  ports: [{port: 80, targetPort: 80}]
+`, name),
+	}
+	for k := range 3 {
+		var b strings.Builder
+		fmt.Fprintf(&b, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: %s-config-%d\ndata:\n", name, k)
+		if k == 0 {
+			fmt.Fprintf(&b, "  revision: %q\n", strconv.Itoa(rev))
+		}
+		for line := 0; line < 14; line++ { // ~1 KiB of data
+			fmt.Fprintf(&b, "  key-%02d: %q\n", line, strings.Repeat(string(rune('a'+line)), 56))
+		}
+		files[fmt.Sprintf("%sconfigmap-%d.yaml", dir, k)] = b.String()
+	}
+	return files
+}
+
+func application(i int, repoURL string) *v1alpha1.Application {
+	return &v1alpha1.Application{
+		ObjectMeta: metav1.ObjectMeta{Name: appName(i), Namespace: argocdNS},
+		Spec: v1alpha1.ApplicationSpec{
+			Project:     "default",
+			Source:      &v1alpha1.ApplicationSource{RepoURL: repoURL, Path: "apps/" + appName(i), TargetRevision: "HEAD"},
+			Destination: v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: appNS(i)},
+			SyncPolicy: &v1alpha1.SyncPolicy{
+				Automated:   &v1alpha1.SyncPolicyAutomated{Prune: true, SelfHeal: true},
+				SyncOptions: []string{"CreateNamespace=true"},
+			},
+		},
+	}
+}
+
+func syncedAt(sha string) func(*v1alpha1.Application) bool {
+	return func(a *v1alpha1.Application) bool {
+		op := a.Status.OperationState
+		return a.Status.Sync.Status == v1alpha1.SyncStatusCodeSynced && a.Status.Sync.Revision == sha &&
+			op != nil && op.SyncResult != nil && op.SyncResult.Revision == sha
+	}
+}
+
+// ---- floor ----
+
+func runFloor(ctx context.Context, n int) (time.Duration, error) {
+	cluster, err := testcluster.Start(ctx, testcluster.Options{})
+	if err != nil {
+		return 0, err
+	}
+	defer cluster.Stop()
+	c, err := newClient(cluster.Config)
+	if err != nil {
+		return 0, err
+	}
+	objs := make([][]*unstructured.Unstructured, n)
+	for i := range n {
+		for _, doc := range manifests(i, 0) {
+			u := &unstructured.Unstructured{}
+			if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil {
+				return 0, err
+			}
+			u.SetNamespace(appNS(i))
+			objs[i] = append(objs[i], u)
+		}
+	}
+	apply := func(u *unstructured.Unstructured) error {
+		return c.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(fieldOwner), client.ForceOwnership)
+	}
+	start := time.Now()
+	if err := forEach(n, func(i int) error {
+		ns := &unstructured.Unstructured{}
+		ns.SetAPIVersion("v1")
+		ns.SetKind("Namespace")
+		ns.SetName(appNS(i))
+		return apply(ns)
+	}); err != nil {
+		return 0, err
+	}
+	var flat []*unstructured.Unstructured
+	for _, o := range objs {
+		flat = append(flat, o...)
+	}
+	if err := forEach(len(flat), func(i int) error { return apply(flat[i]) }); err != nil {
+		return 0, err
+	}
+	err = waitFor(ctx, "floor Deployments Available", waitTimeout, nil, func() (bool, string, error) {
+		var list appsv1.DeploymentList
+		if err := c.List(ctx, &list); err != nil {
+			return false, err.Error(), nil
+		}
+		ready, example := 0, ""
+		for _, d := range list.Items {
+			if available(&d) {
+				ready++
+			} else if example == "" {
+				example = fmt.Sprintf("%s/%s: %+v", d.Namespace, d.Name, d.Status.Conditions)
+			}
+		}
+		return ready == n, fmt.Sprintf("%d/%d Deployments Available; e.g. %s", ready, n, example), nil
+	})
+	return time.Since(start), err
+}
+
+func available(d *appsv1.Deployment) bool {
+	for _, c := range d.Status.Conditions {
+		if c.Type == appsv1.DeploymentAvailable && c.Status == corev1.ConditionTrue {
+			return d.Status.ObservedGeneration >= d.Generation && d.Status.AvailableReplicas >= 1
+		}
+	}
+	return false
+}
+
+// ---- helpers ----
+
+func newClient(cfg *rest.Config) (client.Client, error) {
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
+	if err := v1alpha1.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
+	cfg = rest.CopyConfig(cfg)
+	cfg.QPS, cfg.Burst = 500, 1000
+	return client.New(cfg, client.Options{Scheme: scheme})
+}
+
+// forEach runs fn(0..n-1) with inFlight calls at a time and returns the first error.
+func forEach(n int, fn func(i int) error) error {
+	work := make(chan int)
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		firstErr error
+	)
+	for range inFlight {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range work {
+				if err := fn(i); err != nil {
+					mu.Lock()
+					if firstErr == nil {
+						firstErr = err
+					}
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	for i := range n {
+		work <- i
+	}
+	close(work)
+	wg.Wait()
+	return firstErr
+}
+
+// waitFor polls cond every 500 ms for at most limit; alive (optional) fails early.
+func waitFor(ctx context.Context, what string, limit time.Duration, alive func() error, cond func() (bool, string, error)) error {
+	deadline := time.Now().Add(limit)
+	last := ""
+	for {
+		ok, state, err := cond()
+		if err != nil {
+			return err
+		}
+		if ok {
+			return nil
+		}
+		last = state
+		if alive != nil {
+			if err := alive(); err != nil {
+				return fmt.Errorf("waiting for %s (%s): %w", what, last, err)
+			}
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("timed out after %s waiting for %s: %s", limit, what, last)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(pollEvery):
+		}
+	}
+}
+
+// waitApps polls the Application list until n of them satisfy ok.
+func waitApps(ctx context.Context, c client.Client, n int, what string, alive func() error, ok func(*v1alpha1.Application) bool) error {
+	return waitFor(ctx, what, waitTimeout, alive, func() (bool, string, error) {
+		var list v1alpha1.ApplicationList
+		if err := c.List(ctx, &list, client.InNamespace(argocdNS)); err != nil {
+			return false, err.Error(), nil
+		}
+		good, example := 0, ""
+		for i := range list.Items {
+			a := &list.Items[i]
+			if ok(a) {
+				good++
+			} else if example == "" {
+				example = describe(a)
+			}
+		}
+		if good >= n {
+			return true, "", nil
+		}
+		return false, fmt.Sprintf("%d of %d apps not yet %s; e.g. %s", n-good, n, what, example), nil
+	})
+}
+
+func describe(a *v1alpha1.Application) string {
+	s := fmt.Sprintf("%s: sync=%s rev=%.8s health=%s", a.Name, a.Status.Sync.Status, a.Status.Sync.Revision, a.Status.Health.Status)
+	if a.Status.Health.Message != "" {
+		s += fmt.Sprintf(" (%s)", a.Status.Health.Message)
+	}
+	if op := a.Status.OperationState; op != nil {
+		rev := ""
+		if op.SyncResult != nil {
+			rev = op.SyncResult.Revision
+		}
+		s += fmt.Sprintf(" operation=%s syncResult.rev=%.8s msg=%q", op.Phase, rev, op.Message)
+	}
+	for _, c := range a.Status.Conditions {
+		s += fmt.Sprintf(" condition %s: %q", c.Type, c.Message)
+	}
+	return s
+}
+
+func freePorts(n int) ([]int, error) {
+	var ports []int
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		defer l.Close()
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}
+
+// ---- git ----
+
+type repo struct {
+	dir  string
+	repo *git.Repository
+}
+
+func newRepo(dir string, n int) (*repo, error) {
+	r, err := git.PlainInit(dir, false)
+	if err != nil {
+		return nil, err
+	}
+	g := &repo{dir: dir, repo: r}
+	files := map[string]string{}
+	for i := range n {
+		for p, content := range manifests(i, 0) {
+			files[p] = content
+		}
+	}
+	if _, err := g.commit(files); err != nil {
+		return nil, err
+	}
+	return g, nil
+}
+
+func (g *repo) url() string { return "file://" + g.dir }
+
+// touchAll changes the first ConfigMap of every app in one commit.
+func (g *repo) touchAll(n, rev int) (string, error) {
+	files := map[string]string{}
+	for i := range n {
+		p := fmt.Sprintf("apps/%s/configmap-0.yaml", appName(i))
+		files[p] = manifests(i, rev)[p]
+	}
+	return g.commit(files)
+}
+
+func (g *repo) commit(files map[string]string) (string, error) {
+	wt, err := g.repo.Worktree()
+	if err != nil {
+		return "", err
+	}
+	for p, content := range files {
+		full := filepath.Join(g.dir, p)
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			return "", err
+		}
+		if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
+			return "", err
+		}
+	}
+	if err := wt.AddGlob("apps"); err != nil {
+		return "", err
+	}
+	sha, err := wt.Commit("bench", &git.CommitOptions{Author: &object.Signature{Name: "bench", Email: "bench@example.com", When: time.Now()}})
+	if err != nil {
+		return "", err
+	}
+	return sha.String(), nil
+}
+
+// ---- metrics ----
+
+type apiMetrics struct {
+	client *http.Client
+	url    string
+}
+
+func newAPIMetrics(cfg *rest.Config) (*apiMetrics, error) {
+	hc, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return nil, err
+	}
+	hc.Timeout = 10 * time.Second
+	return &apiMetrics{client: hc, url: cfg.Host + "/metrics"}, nil
+}
+
+// total sums apiserver_request_total over all series.
+func (m *apiMetrics) total(ctx context.Context) (float64, error) {
+	return scrape(ctx, m.client, m.url, "apiserver_request_total")
+}
+
+// skiffRequests sums client-go's rest_client_requests_total in skiff's own metrics.
+func skiffRequests(ctx context.Context, addr string) (float64, error) {
+	return scrape(ctx, http.DefaultClient, "http://"+addr+"/metrics", "rest_client_requests_total")
+}
+
+func scrape(ctx context.Context, hc *http.Client, url, metric string) (float64, error) {
+	series, err := scrapeSeries(ctx, hc, url, metric)
+	sum := 0.0
+	for _, v := range series {
+		sum += v
+	}
+	return sum, err
+}
+
+// scrapeSeries returns every series of metric, by its labels.
+func scrapeSeries(ctx context.Context, hc *http.Client, url, metric string) (map[string]float64, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("GET %s: %s", url, resp.Status)
+	}
+	series := map[string]float64{}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, metric+"{") && !strings.HasPrefix(line, metric+" ") {
+			continue
+		}
+		fields := strings.Fields(line[strings.LastIndex(line, "}")+1:])
+		if len(fields) == 0 {
+			continue
+		}
+		v, err := strconv.ParseFloat(fields[0], 64)
+		if err != nil {
+			return nil, fmt.Errorf("parsing %q: %w", line, err)
+		}
+		series[line[len(metric):strings.LastIndex(line, "}")+1]] += v
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	if len(series) == 0 {
+		return nil, fmt.Errorf("no %s in %s", metric, url)
+	}
+	return series, nil
+}
+
+// topDeltas formats the n largest per-series increases between two scrapes.
+func topDeltas(before, after map[string]float64, n int) string {
+	type kv struct {
+		k string
+		v float64
+	}
+	var d []kv
+	for k, v := range after {
+		if dv := v - before[k]; dv > 0 {
+			d = append(d, kv{k, dv})
+		}
+	}
+	sort.Slice(d, func(i, j int) bool { return d[i].v > d[j].v })
+	var b strings.Builder
+	for i := 0; i < len(d) && i < n; i++ {
+		fmt.Fprintf(&b, "      %6.0f %s\n", d[i].v, d[i].k)
+	}
+	return b.String()
+}
+
+// ---- /proc ----
+
+var clockTicks = func() float64 {
+	out, err := exec.Command("getconf", "CLK_TCK").Output()
+	if err == nil {
+		if v, err := strconv.ParseFloat(strings.TrimSpace(string(out)), 64); err == nil && v > 0 {
+			return v
+		}
+	}
+	return 100
+}()
+
+// procWatch samples a process's CPU time and RSS every 100 ms.
+type procWatch struct {
+	pid     int
+	mu      sync.Mutex
+	lastCPU float64
+	peakRSS float64 // MiB, since the last phase()
+	done    chan struct{}
+	wg      sync.WaitGroup
+}
+
+func newProcWatch(pid int) *procWatch {
+	p := &procWatch{pid: pid, done: make(chan struct{})}
+	p.lastCPU, _ = cpuSeconds(pid)
+	p.sample()
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		t := time.NewTicker(100 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-p.done:
+				return
+			case <-t.C:
+				p.sample()
+			}
+		}
+	}()
+	return p
+}
+
+func (p *procWatch) sample() {
+	rss, err := statusKB(p.pid, "VmRSS")
+	if err != nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if mib := rss / 1024; mib > p.peakRSS {
+		p.peakRSS = mib
+	}
+}
+
+// phase returns CPU-seconds and peak RSS (MiB) since the previous call.
+func (p *procWatch) phase() (cpu, rss float64) {
+	p.sample()
+	now, _ := cpuSeconds(p.pid)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	cpu, rss = now-p.lastCPU, p.peakRSS
+	p.lastCPU = now
+	cur, err := statusKB(p.pid, "VmRSS")
+	if err == nil {
+		p.peakRSS = cur / 1024
+	} else {
+		p.peakRSS = 0
+	}
+	return cpu, rss
+}
+
+func (p *procWatch) hwm() float64 {
+	v, _ := statusKB(p.pid, "VmHWM")
+	return v / 1024
+}
+
+func (p *procWatch) stop() {
+	close(p.done)
+	p.wg.Wait()
+}
+
+func cpuSeconds(pid int) (float64, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	// Fields after the command name, which is in parentheses: state is field 3,
+	// utime 14, stime 15.
+	i := bytes.LastIndexByte(data, ')')
+	if i < 0 {
+		return 0, errors.New("unexpected /proc stat format")
+	}
+	f := strings.Fields(string(data[i+1:]))
+	if len(f) < 13 {
+		return 0, errors.New("short /proc stat")
+	}
+	ut, err1 := strconv.ParseFloat(f[11], 64)
+	st, err2 := strconv.ParseFloat(f[12], 64)
+	if err := errors.Join(err1, err2); err != nil {
+		return 0, err
+	}
+	return (ut + st) / clockTicks, nil
+}
+
+func statusKB(pid int, field string) (float64, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, field+":"); ok {
+			f := strings.Fields(v)
+			if len(f) > 0 {
+				return strconv.ParseFloat(f[0], 64)
+			}
+		}
+	}
+	return 0, fmt.Errorf("no %s in /proc/%d/status", field, pid)
+}
+
+// ---- server log ----
+
+func scanLog(path string) (int, []string) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, nil
+	}
+	defer f.Close()
+	var lines []string
+	count := 0
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		l := sc.Text()
+		if strings.Contains(l, "ERROR") || strings.Contains(l, `"level":"error"`) || strings.Contains(l, "panic") {
+			count++
+			lines = append(lines, truncate(l, 400))
+			if len(lines) > 8 {
+				lines = lines[1:]
+			}
+		}
+	}
+	return count, lines
+}
+
+func tail(path string, n int) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err.Error()
+	}
+	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	for i := range lines {
+		lines[i] = truncate(lines[i], 400)
+	}
+	return strings.Join(lines, "\n")
+}
+
+func truncate(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
+}
+
+// ---- report ----
+
+func printTable(rs []result) {
+	w := os.Stdout
+	fmt.Fprintln(w, "\nbench/apps: N apps x (Deployment, headless Service, 3 ConfigMaps), one git repo, automated sync+prune+selfHeal, --app-resync 30s")
+	fmt.Fprintf(w, "%-5s %-9s %-24s %-26s %-22s %-20s %-20s %-15s %-s\n",
+		"N", "floor", "initial sync (xfloor)", "CPU-s init (per app)", "peak RSS MiB", "commit→synced trig", "by polling", "steady CPU-s/60s", "API req/min")
+	for _, r := range rs {
+		ratio := float64(r.initial) / float64(r.floor)
+		perApp := r.initialCPU / float64(r.n)
+		peak := max(r.startRSS, r.initialRSS, r.steadyRSS, r.hwm)
+		api := fmt.Sprintf("total %.0f (w/o skiff %.0f, Δ %.0f)", r.apiTotal, r.apiBaseline, r.apiTotal-r.apiBaseline)
+		if !r.skiffMetricsMissed {
+			api += fmt.Sprintf("; skiff client %.0f", r.skiffRequests)
+		}
+		fmt.Fprintf(w, "%-5d %-9s %-24s %-26s %-22s %-20s %-20s %-15s %s\n",
+			r.n, secs(r.floor),
+			fmt.Sprintf("%s (%.2fx)", secs(r.initial), ratio),
+			fmt.Sprintf("%.1f (%.3f)", r.initialCPU, perApp),
+			fmt.Sprintf("%.0f (init %.0f)", peak, r.initialRSS),
+			secs(r.triggered), secs(r.polling),
+			fmt.Sprintf("%.2f", r.steadyCPU), api)
+	}
+	fmt.Fprintln(w, "targets / verdicts:")
+	for _, r := range rs {
+		ratio := float64(r.initial) / float64(r.floor)
+		perApp := r.initialCPU / float64(r.n)
+		peak := max(r.startRSS, r.initialRSS, r.steadyRSS, r.hwm)
+		perPeriod := r.skiffRequests * appResync.Minutes() / float64(r.n)
+		src := "skiff client"
+		if r.skiffMetricsMissed {
+			perPeriod = (r.apiTotal - r.apiBaseline) * appResync.Minutes() / float64(r.n)
+			src = "apiserver total minus baseline"
+		}
+		fmt.Fprintf(w, "  N=%d:\n", r.n)
+		fmt.Fprintf(w, "    initial ≤ 1.1x floor:                 %.2fx  %s\n", ratio, verdict(ratio <= 1.1))
+		fmt.Fprintf(w, "    CPU ≤ 0.05 CPU-s per app synced:      %.3f  %s\n", perApp, verdict(perApp <= 0.05))
+		if r.n == 200 {
+			fmt.Fprintf(w, "    RSS ≤ 100 MiB at N=200:               %.0f MiB  %s\n", peak, verdict(peak <= 100))
+		} else {
+			fmt.Fprintf(w, "    RSS (target ≤ 100 MiB at N=200):      %.0f MiB\n", peak)
+		}
+		if r.n == 200 {
+			fmt.Fprintf(w, "    triggered ≤ 5 s at N=200:             %s  %s\n", secs(r.triggered), verdict(r.triggered <= 5*time.Second))
+		} else {
+			fmt.Fprintf(w, "    triggered (target ≤ 5 s at N=200):    %s\n", secs(r.triggered))
+		}
+		fmt.Fprintf(w, "    polling ≤ one poll period (%s):      %s  %s\n", appResync, secs(r.polling), verdict(r.polling <= appResync))
+		fmt.Fprintf(w, "    steady ≤ 1 API req per app per period: %.2f (%s)  %s\n", perPeriod, src, verdict(perPeriod <= 1))
+		fmt.Fprintf(w, "    startup: %.2f CPU-s, %.0f MiB; triggered phase %.1f CPU-s; polling phase %.1f CPU-s\n",
+			r.startCPU, r.startRSS, r.triggeredCPU, r.pollingCPU)
+		fmt.Fprintf(w, "    server log: %d error lines\n", r.logErrors)
+		for _, l := range r.logErrorLines {
+			fmt.Fprintf(w, "      %s\n", l)
+		}
+	}
+}
+
+func secs(d time.Duration) string { return fmt.Sprintf("%.1fs", d.Seconds()) }
+
+func verdict(ok bool) string {
+	if ok {
+		return "OK"
+	}
+	return "MISSED"
+}
