@@ -35,6 +35,7 @@ import (
 
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-logr/logr"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -43,6 +44,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -69,6 +71,8 @@ func main() {
 	flag.DurationVar(&waitTimeout, "timeout", waitTimeout, "bound of every wait")
 	flag.DurationVar(&idle, "idle", idle, "steady-state window (and the baseline window before skiff starts)")
 	flag.Parse()
+	// The bench's own clients have nothing to log; skiff server logs to its file.
+	ctrl.SetLogger(logr.Discard())
 	var sizes []int
 	for _, s := range strings.Split(*ns, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
