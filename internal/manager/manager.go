@@ -40,6 +40,8 @@ type Options struct {
 	MetricsAddr string
 	// HealthAddr serves /healthz and /readyz.
 	HealthAddr string
+	// PprofAddr serves Go's /debug/pprof profiles; "" or "0" turns it off.
+	PprofAddr string
 	// LeaderElection makes only one replica act at a time.
 	LeaderElection bool
 	// InstallCRDs applies the embedded CRDs before starting.
@@ -79,6 +81,7 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 		Scheme:                  scheme,
 		Metrics:                 metricsserver.Options{BindAddress: opts.MetricsAddr},
 		HealthProbeBindAddress:  opts.HealthAddr,
+		PprofBindAddress:        opts.PprofAddr,
 		LeaderElection:          opts.LeaderElection,
 		LeaderElectionID:        "skiff-controller-leader",
 		LeaderElectionNamespace: opts.Namespace,
