@@ -65,7 +65,7 @@ type Reconciler struct {
 	Cache     *clustercache.Cache
 	Engine    *syncengine.Engine
 	Recorder  events.EventRecorder
-	// RefreshPeriod is how often each app is compared; default 180 s, ±10 % jitter.
+	// RefreshPeriod is how often each app is compared; default 180 s, polls spread over its last 10 %.
 	RefreshPeriod time.Duration
 	// CompareWorkers and OperationWorkers size the two work queues.
 	CompareWorkers, OperationWorkers int
@@ -261,16 +261,17 @@ func (r *Reconciler) pollDue(app string) bool {
 		r.lastPoll = map[string]time.Time{}
 	}
 	now := r.now()
-	if last, ok := r.lastPoll[app]; ok && now.Sub(last) < r.RefreshPeriod*9/10 {
+	if last, ok := r.lastPoll[app]; ok && now.Sub(last) < r.RefreshPeriod*8/10 {
 		return false
 	}
 	r.lastPoll[app] = now
 	return true
 }
 
+// jittered spreads polls over the last tenth of the period, never beyond
+// it: the period is the promise of how late a commit can be noticed.
 func (r *Reconciler) jittered() time.Duration {
-	jitter := time.Duration(rand.Int64N(int64(r.RefreshPeriod)/5+1)) - r.RefreshPeriod/10
-	return r.RefreshPeriod + jitter
+	return r.RefreshPeriod - time.Duration(rand.Int64N(int64(r.RefreshPeriod)/10+1))
 }
 
 // autoSync requests a sync when automated sync applies: once per new
