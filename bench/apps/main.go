@@ -61,9 +61,11 @@ const (
 )
 
 var (
-	skiffBin    = flag.String("skiff", "", "a prebuilt skiff binary (default: build ./cmd/skiff)")
-	waitTimeout = 10 * time.Minute
-	idle        = 60 * time.Second
+	skiffBin       = flag.String("skiff", "", "a prebuilt skiff binary (default: build ./cmd/skiff)")
+	profileDir     = flag.String("profile", "", "write skiff server's CPU profiles of the initial sync and the triggered refresh, and heap profiles after them, into this directory")
+	profileSeconds = flag.Int("profile-seconds", 15, "length of each CPU profile")
+	waitTimeout    = 10 * time.Minute
+	idle           = 60 * time.Second
 )
 
 func main() {
@@ -221,14 +223,16 @@ func runN(n int, bin, tmp string) (res result, err error) {
 	}
 	res.apiBaseline = (base1 - base0) / idle.Minutes()
 
-	ports, err := freePorts(2)
+	ports, err := freePorts(3)
 	if err != nil {
 		return res, err
 	}
 	metricsAddr := fmt.Sprintf("127.0.0.1:%d", ports[0])
 	healthAddr := fmt.Sprintf("127.0.0.1:%d", ports[1])
+	pprofAddr := fmt.Sprintf("127.0.0.1:%d", ports[2])
 	started := time.Now()
 	pid, exited, err := cluster.StartProcess("skiff", logFile, bin, "server",
+		"--pprof-bind-address", pprofAddr,
 		"--kubeconfig", cluster.Kubeconfig,
 		"--install-crds",
 		"--namespace", argocdNS,
@@ -280,6 +284,7 @@ func runN(n int, bin, tmp string) (res result, err error) {
 	fmt.Printf("skiff server (pid %d) ready in %s: %.2f CPU-s, peak RSS %.1f MiB\n", pid, time.Since(started).Round(time.Millisecond), res.startCPU, res.startRSS)
 
 	// 3. Initial sync.
+	stopProfile := startCPUProfile(pprofAddr, fmt.Sprintf("cpu-initial-%d.pprof", n))
 	start := time.Now()
 	if err := forEach(n, func(i int) error {
 		return c.Create(ctx, application(i, repo.url()))
@@ -295,6 +300,8 @@ func runN(n int, bin, tmp string) (res result, err error) {
 	}
 	res.initial = time.Since(start)
 	res.initialCPU, res.initialRSS = proc.phase()
+	stopProfile()
+	saveProfile(pprofAddr, "heap", fmt.Sprintf("heap-initial-%d.pprof", n))
 	fmt.Printf("initial sync: %d apps Synced+Healthy in %s (created in %s): %.2f CPU-s, peak RSS %.1f MiB\n",
 		n, res.initial.Round(time.Millisecond), created.Round(time.Millisecond), res.initialCPU, res.initialRSS)
 
@@ -303,6 +310,7 @@ func runN(n int, bin, tmp string) (res result, err error) {
 	if err != nil {
 		return res, err
 	}
+	stopProfile = startCPUProfile(pprofAddr, fmt.Sprintf("cpu-triggered-%d.pprof", n))
 	start = time.Now()
 	if err := forEach(n, func(i int) error {
 		patch := []byte(`{"metadata":{"annotations":{"argocd.argoproj.io/refresh":"normal"}}}`)
@@ -317,6 +325,8 @@ func runN(n int, bin, tmp string) (res result, err error) {
 	}
 	res.triggered = time.Since(start)
 	res.triggeredCPU, _ = proc.phase()
+	stopProfile()
+	saveProfile(pprofAddr, "heap", fmt.Sprintf("heap-triggered-%d.pprof", n))
 	fmt.Printf("commit %s + refresh annotation: all synced in %s (annotated in %s), %.2f CPU-s\n",
 		sha[:8], res.triggered.Round(time.Millisecond), annotated.Round(time.Millisecond), res.triggeredCPU)
 
@@ -381,6 +391,54 @@ func runN(n int, bin, tmp string) (res result, err error) {
 	fmt.Printf("steady state: %.2f CPU-s/min, API %.0f req/min (baseline %.0f), skiff client %.0f req/min, peak RSS %.1f MiB (VmHWM %.1f MiB), %d apps drifted from Synced\n",
 		res.steadyCPU, res.apiTotal, res.apiBaseline, res.skiffRequests, res.steadyRSS, res.hwm, bad)
 	return res, nil
+}
+
+// ---- profiles (-profile) ----
+
+// startCPUProfile starts a CPU profile of skiff server lasting
+// -profile-seconds from the start of a phase (pprof has no "stop now") and
+// returns the function that waits for it to be saved, called after the
+// phase's figures are taken.
+func startCPUProfile(addr, name string) (wait func()) {
+	if *profileDir == "" {
+		return func() {}
+	}
+	saved := make(chan struct{})
+	go func() {
+		defer close(saved)
+		fetchProfile(context.Background(), fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", addr, *profileSeconds), name)
+	}()
+	return func() { <-saved }
+}
+
+// saveProfile saves one of skiff server's profiles by name (heap, goroutine).
+func saveProfile(addr, profile, name string) {
+	if *profileDir == "" {
+		return
+	}
+	fetchProfile(context.Background(), "http://"+addr+"/debug/pprof/"+profile, name)
+}
+
+func fetchProfile(ctx context.Context, url, name string) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		fmt.Printf("profile %s: %v\n", name, err)
+		return
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		fmt.Printf("profile %s: %v\n", name, err)
+		return
+	}
+	defer resp.Body.Close()
+	var buf bytes.Buffer
+	_, _ = buf.ReadFrom(resp.Body)
+	path := filepath.Join(*profileDir, name)
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		fmt.Printf("profile %s: %v\n", name, err)
+		return
+	}
+	fmt.Printf("profile written: %s (%d bytes)\n", path, buf.Len())
 }
 
 // ---- the scenario's objects ----
