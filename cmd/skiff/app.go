@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 
@@ -10,6 +12,7 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/skiffcd/skiff/api/v1alpha1"
 	"github.com/skiffcd/skiff/internal/cli/appcli"
 )
 
@@ -38,6 +41,19 @@ func (a *appContext) client() (client.Client, *rest.Config, error) {
 		return nil, nil, err
 	}
 	return c, cfg, nil
+}
+
+// get connects and reads the Application name.
+func (a *appContext) get(ctx context.Context, name string) (client.Client, *v1alpha1.Application, error) {
+	c, _, err := a.client()
+	if err != nil {
+		return nil, nil, err
+	}
+	app := &v1alpha1.Application{}
+	if err := c.Get(ctx, a.key(name), app); err != nil {
+		return nil, nil, fmt.Errorf("reading application %s: %w", name, err)
+	}
+	return c, app, nil
 }
 
 func newAppCommand() *cobra.Command {

@@ -71,13 +71,9 @@ func newAppGetCommand(a *appContext) *cobra.Command {
 		Short: "Show an Application and its resources, like `argocd app get`",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, _, err := a.client()
+			_, app, err := a.get(cmd.Context(), args[0])
 			if err != nil {
 				return err
-			}
-			app := &v1alpha1.Application{}
-			if err := c.Get(cmd.Context(), a.key(args[0]), app); err != nil {
-				return fmt.Errorf("reading application %s: %w", args[0], err)
 			}
 			switch output {
 			case "", "wide":
@@ -97,13 +93,9 @@ func newAppHistoryCommand(a *appContext) *cobra.Command {
 		Short: "Show the deployment history of an Application",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, _, err := a.client()
+			_, app, err := a.get(cmd.Context(), args[0])
 			if err != nil {
 				return err
-			}
-			app := &v1alpha1.Application{}
-			if err := c.Get(cmd.Context(), a.key(args[0]), app); err != nil {
-				return fmt.Errorf("reading application %s: %w", args[0], err)
 			}
 			if output == "" || output == "wide" {
 				return appcli.WriteHistory(cmd.OutOrStdout(), app)

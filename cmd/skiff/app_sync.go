@@ -163,13 +163,9 @@ func newAppRollbackCommand(a *appContext) *cobra.Command {
 				}
 				id = n
 			}
-			c, _, err := a.client()
+			c, app, err := a.get(cmd.Context(), args[0])
 			if err != nil {
 				return err
-			}
-			app := &v1alpha1.Application{}
-			if err := c.Get(cmd.Context(), a.key(args[0]), app); err != nil {
-				return fmt.Errorf("reading application %s: %w", args[0], err)
 			}
 			op, err := appcli.RollbackOperation(app, id, prune)
 			if err != nil {
