@@ -50,6 +50,9 @@ type Options struct {
 	CacheDir string
 	// RefreshPeriod is how often each Application is compared with git.
 	RefreshPeriod time.Duration
+	// KubeAPIQPS and KubeAPIBurst limit each API client (0: 50 and 100).
+	KubeAPIQPS   float32
+	KubeAPIBurst int
 	// CompareWorkers and OperationWorkers size the Application work queues.
 	CompareWorkers, OperationWorkers int
 }
@@ -67,7 +70,7 @@ func NewScheme() (*runtime.Scheme, error) {
 
 // Run starts the manager and blocks until ctx ends.
 func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
-	cfg = withClientRateLimits(cfg)
+	cfg = withClientRateLimits(cfg, opts.KubeAPIQPS, opts.KubeAPIBurst)
 	if opts.InstallCRDs {
 		if err := crds.Install(ctx, cfg, time.Minute); err != nil {
 			return fmt.Errorf("installing CRDs: %w", err)
@@ -107,17 +110,19 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 	return nil
 }
 
-// withClientRateLimits raises client-go's defaults (5 QPS, burst 10), which
-// throttle a controller that writes status for hundreds of apps, to the
-// limits Argo CD's controller uses. Limits set by the caller are kept.
-func withClientRateLimits(cfg *rest.Config) *rest.Config {
+// withClientRateLimits sets the client-side rate limits of Skiff's API
+// clients. client-go's defaults (5 QPS, burst 10) throttle a controller that
+// writes status for hundreds of apps, so unset limits become Argo CD's
+// controller defaults (50 QPS, burst 100).
+func withClientRateLimits(cfg *rest.Config, qps float32, burst int) *rest.Config {
 	cfg = rest.CopyConfig(cfg)
-	if cfg.QPS == 0 {
-		cfg.QPS = 50
+	if qps == 0 {
+		qps = 50
 	}
-	if cfg.Burst == 0 {
-		cfg.Burst = 100
+	if burst == 0 {
+		burst = 100
 	}
+	cfg.QPS, cfg.Burst = qps, burst
 	return cfg
 }
 
