@@ -63,6 +63,7 @@ const (
 var (
 	skiffBin       = flag.String("skiff", "", "a prebuilt skiff binary (default: build ./cmd/skiff)")
 	profileDir     = flag.String("profile", "", "write skiff server's CPU profiles of the initial sync and the triggered refresh, and heap profiles after them, into this directory")
+	serverFlags    = flag.String("server-flags", "", "extra flags for skiff server, space-separated (e.g. \"--operation-processors=20\")")
 	profileSeconds = flag.Int("profile-seconds", 15, "length of each CPU profile")
 	waitTimeout    = 10 * time.Minute
 	idle           = 60 * time.Second
@@ -231,7 +232,7 @@ func runN(n int, bin, tmp string) (res result, err error) {
 	healthAddr := fmt.Sprintf("127.0.0.1:%d", ports[1])
 	pprofAddr := fmt.Sprintf("127.0.0.1:%d", ports[2])
 	started := time.Now()
-	pid, exited, err := cluster.StartProcess("skiff", logFile, bin, "server",
+	args := []string{"server",
 		"--pprof-bind-address", pprofAddr,
 		"--kubeconfig", cluster.Kubeconfig,
 		"--install-crds",
@@ -240,7 +241,9 @@ func runN(n int, bin, tmp string) (res result, err error) {
 		"--metrics-bind-address", metricsAddr,
 		"--health-probe-bind-address", healthAddr,
 		"--cache-dir", filepath.Join(tmp, fmt.Sprintf("cache-%d", n)),
-	)
+	}
+	args = append(args, strings.Fields(*serverFlags)...)
+	pid, exited, err := cluster.StartProcess("skiff", logFile, bin, args...)
 	if err != nil {
 		return res, err
 	}
