@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -66,13 +68,24 @@ type Result struct {
 // returned errors: a failed sync is a Result with phase Failed.
 func (e *Engine) Run(ctx context.Context, req Request) Result {
 	run := &run{Engine: e, req: req}
-	return run.execute(ctx)
+	res := run.execute(ctx)
+	run.sortResults(res.Resources)
+	return res
 }
+
+// maxInFlight bounds the API calls one sync makes at once: the objects of a
+// wave are independent of each other, so they are validated and applied
+// together rather than one round trip after another.
+const maxInFlight = 8
 
 type run struct {
 	*Engine
-	req     Request
+	req Request
+	// mu guards results, which tasks running together record into.
+	mu      sync.Mutex
 	results []v1alpha1.ResourceResult
+	// order is each task's place in the plan; results are reported in it.
+	order map[resultKey]int
 	// crdKinds are "group/Kind" of CRDs this sync applies: objects of those
 	// kinds wait for the API server to serve them.
 	crdKinds map[string]bool
@@ -102,11 +115,19 @@ func (r *run) execute(ctx context.Context) Result {
 		if group[0].Phase == PhaseSyncFail {
 			break // only on failure
 		}
-		var applied []Task
-		for _, t := range group {
+		first, rest := prerequisitesFirst(group)
+		for _, t := range first {
 			if err := r.do(ctx, t); err != nil {
 				return r.fail(ctx, groups, hooksDone, fmt.Sprintf("%s: %v", describe(t), err))
 			}
+		}
+		for j, err := range concurrently(rest, func(t Task) error { return r.do(ctx, t) }) {
+			if err != nil {
+				return r.fail(ctx, groups, hooksDone, fmt.Sprintf("%s: %v", describe(rest[j]), err))
+			}
+		}
+		var applied []Task
+		for _, t := range group {
 			if !t.Prune && !t.PruneSkipped {
 				applied = append(applied, t)
 			}
@@ -137,6 +158,12 @@ func (r *run) execute(ctx context.Context) Result {
 func (r *run) prepare() []Task {
 	tasks := make([]Task, len(r.req.Plan.Tasks))
 	r.crdKinds = map[string]bool{}
+	r.order = map[resultKey]int{}
+	defer func() {
+		for i, t := range tasks {
+			r.order[taskKey(t)] = i
+		}
+	}()
 	for i, t := range r.req.Plan.Tasks {
 		if t.Desired != nil {
 			obj := t.Desired.DeepCopy()
@@ -175,7 +202,7 @@ func (r *run) validate(ctx context.Context, tasks []Task) int {
 			creating[t.Key.Name] = true
 		}
 	}
-	failed := 0
+	var toValidate []Task
 	for _, t := range tasks {
 		if t.Desired == nil || !t.Options.Validate {
 			continue
@@ -185,6 +212,9 @@ func (r *run) validate(ctx context.Context, tasks []Task) int {
 			// apply over it would report immutable fields (a Job's template).
 			continue
 		}
+		toValidate = append(toValidate, t)
+	}
+	errs := concurrently(toValidate, func(t Task) error {
 		err := r.apply(ctx, t, true)
 		switch {
 		case err == nil:
@@ -193,11 +223,50 @@ func (r *run) validate(ctx context.Context, tasks []Task) int {
 		case apierrors.IsNotFound(err) && creating[t.Key.Namespace]:
 			// Its namespace is created by this sync.
 		default:
-			failed++
 			r.record(t, v1alpha1.ResultCodeSyncFailed, apiMessage(err), "")
+			return err
+		}
+		return nil
+	})
+	failed := 0
+	for _, err := range errs {
+		if err != nil {
+			failed++
 		}
 	}
 	return failed
+}
+
+// concurrently runs fn for every task, maxInFlight at a time, and returns
+// each task's error in task order.
+func concurrently(tasks []Task, fn func(Task) error) []error {
+	errs := make([]error, len(tasks))
+	slots := make(chan struct{}, maxInFlight)
+	var wg sync.WaitGroup
+	for i, t := range tasks {
+		slots <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-slots; wg.Done() }()
+			errs[i] = fn(t)
+		}()
+	}
+	wg.Wait()
+	return errs
+}
+
+// prerequisitesFirst splits a group into the Namespaces and CRDs that other
+// objects of the same wave may need, applied first and one by one, and the
+// rest, applied together.
+func prerequisitesFirst(group []Task) (first, rest []Task) {
+	for _, t := range group {
+		if !t.Prune && (t.Key.Kind == "Namespace" || t.Key.Kind == "CustomResourceDefinition") {
+			first = append(first, t)
+			continue
+		}
+		rest = append(rest, t)
+	}
+	return first, rest
 }
 
 func countApplies(tasks []Task) int {
@@ -488,8 +557,10 @@ func (r *run) record(t Task, status v1alpha1.ResultCode, message string, hookPha
 		res.HookType = string(t.Phase)
 		res.SyncPhase = string(t.Phase)
 	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	for i, existing := range r.results {
-		if sameTask(existing, res) {
+		if keyOf(existing) == keyOf(res) {
 			r.results[i] = res
 			return
 		}
@@ -497,8 +568,27 @@ func (r *run) record(t Task, status v1alpha1.ResultCode, message string, hookPha
 	r.results = append(r.results, res)
 }
 
-func sameTask(a, b v1alpha1.ResourceResult) bool {
-	return a.Group == b.Group && a.Kind == b.Kind && a.Namespace == b.Namespace && a.Name == b.Name && a.HookType == b.HookType
+// resultKey identifies a task's result.
+type resultKey struct{ group, kind, namespace, name, hookType string }
+
+func keyOf(res v1alpha1.ResourceResult) resultKey {
+	return resultKey{res.Group, res.Kind, res.Namespace, res.Name, res.HookType}
+}
+
+func taskKey(t Task) resultKey {
+	k := resultKey{group: t.Key.Group, kind: t.Key.Kind, namespace: t.Key.Namespace, name: t.Key.Name}
+	if t.Hook {
+		k.hookType = string(t.Phase)
+	}
+	return k
+}
+
+// sortResults puts results in plan order, whatever order tasks that ran
+// together finished in.
+func (r *run) sortResults(results []v1alpha1.ResourceResult) {
+	sort.SliceStable(results, func(i, j int) bool {
+		return r.order[keyOf(results[i])] < r.order[keyOf(results[j])]
+	})
 }
 
 func (r *run) setHookPhase(t Task, phase v1alpha1.OperationPhase, message string) {

@@ -68,7 +68,7 @@ func live(t *testing.T, c client.Client, objs []*unstructured.Unstructured) []*u
 	return out
 }
 
-func sync(t *testing.T, e *Engine, ns string, desired, liveObjs []*unstructured.Unstructured, prune bool, dryRun bool, options ...string) Result {
+func runSync(t *testing.T, e *Engine, ns string, desired, liveObjs []*unstructured.Unstructured, prune bool, dryRun bool, options ...string) Result {
 	t.Helper()
 	opts, err := ParseOptions(options)
 	if err != nil {
@@ -111,7 +111,7 @@ func TestSyncAppliesTracksAndPrunes(t *testing.T) {
 		"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: legacy}\ndata: {x: z}",
 		deploymentYAML)
 
-	res := sync(t, e, ns, desired, nil, false, false)
+	res := runSync(t, e, ns, desired, nil, false, false)
 	if res.Phase != v1alpha1.OperationSucceeded {
 		t.Fatalf("first sync: %s: %s %+v", res.Phase, res.Message, res.Resources)
 	}
@@ -136,14 +136,14 @@ func TestSyncAppliesTracksAndPrunes(t *testing.T) {
 	}
 	// legacy leaves git: with prune it is deleted, the rest re-applied.
 	next := []*unstructured.Unstructured{desired[0], desired[2]}
-	res = sync(t, e, ns, next, live(t, e.Client, desired), true, false)
+	res = runSync(t, e, ns, next, live(t, e.Client, desired), true, false)
 	if res.Phase != v1alpha1.OperationFailed || !strings.Contains(resultFor(res, "ConfigMap", "settings").Message, "conflict") {
 		t.Fatalf("sync over another manager's edit: %s: %s, want a reported conflict", res.Phase, res.Message)
 	}
 	if len(live(t, e.Client, desired)) != 3 {
 		t.Fatalf("the failed sync pruned something")
 	}
-	res = sync(t, e, ns, next, live(t, e.Client, desired), true, false, "Force=true")
+	res = runSync(t, e, ns, next, live(t, e.Client, desired), true, false, "Force=true")
 	if res.Phase != v1alpha1.OperationSucceeded {
 		t.Fatalf("second sync: %s: %s", res.Phase, res.Message)
 	}
@@ -175,7 +175,7 @@ func TestSyncWithABrokenObjectAppliesNothing(t *testing.T) {
 	docs = append(docs, strings.Replace(deploymentYAML, "replicas: 2", "replicas: -3", 1))
 	desired := manifests(t, ns, docs...)
 
-	res := sync(t, e, ns, desired, nil, false, false)
+	res := runSync(t, e, ns, desired, nil, false, false)
 	if res.Phase != v1alpha1.OperationFailed || !strings.Contains(res.Message, "nothing was applied") {
 		t.Fatalf("got %s: %s, want a failed validation", res.Phase, res.Message)
 	}
@@ -191,7 +191,7 @@ func TestDryRunChangesNothing(t *testing.T) {
 	e := newEngine(t)
 	ns := cluster.Namespace(t)
 	desired := manifests(t, ns, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\ndata: {level: info}")
-	res := sync(t, e, ns, desired, nil, false, true)
+	res := runSync(t, e, ns, desired, nil, false, true)
 	if res.Phase != v1alpha1.OperationSucceeded {
 		t.Fatalf("%s: %s", res.Phase, res.Message)
 	}
@@ -218,7 +218,7 @@ spec:
       containers: [{name: migrate, image: alpine:3.20, command: [sh, -c, "exit 0"]}]`,
 		strings.Replace(deploymentYAML, "metadata: {name: web}", "metadata: {name: web, annotations: {argocd.argoproj.io/sync-wave: '1'}}", 1))
 
-	res := sync(t, e, ns, desired, nil, false, false)
+	res := runSync(t, e, ns, desired, nil, false, false)
 	if res.Phase != v1alpha1.OperationSucceeded {
 		t.Fatalf("%s: %s %+v", res.Phase, res.Message, res.Resources)
 	}
@@ -247,7 +247,7 @@ func TestDefaultedDeploymentIsSyncedRightAfterSync(t *testing.T) {
 	e := newEngine(t)
 	ns := cluster.Namespace(t)
 	desired := manifests(t, ns, deploymentYAML, "apiVersion: v1\nkind: Service\nmetadata: {name: web}\nspec: {selector: {app: web}, ports: [{port: 80}]}")
-	if res := sync(t, e, ns, desired, nil, false, false); res.Phase != v1alpha1.OperationSucceeded {
+	if res := runSync(t, e, ns, desired, nil, false, false); res.Phase != v1alpha1.OperationSucceeded {
 		t.Fatalf("%s: %s", res.Phase, res.Message)
 	}
 	for i, l := range live(t, e.Client, desired) {
@@ -287,7 +287,7 @@ spec:
 	desired := manifests(t, ns, widget, crd)
 	t.Cleanup(func() { _ = e.Client.Delete(context.Background(), desired[1]) })
 
-	res := sync(t, e, ns, desired, nil, false, false)
+	res := runSync(t, e, ns, desired, nil, false, false)
 	if res.Phase != v1alpha1.OperationSucceeded {
 		t.Fatalf("%s: %s %+v", res.Phase, res.Message, res.Resources)
 	}
