@@ -51,6 +51,9 @@ type Request struct {
 	Plan      *Plan
 	// Options are the application's sync options (for CreateNamespace).
 	Options Options
+	// NamespaceExists says the destination namespace is known to exist (from
+	// a watch cache), so CreateNamespace needs no API call.
+	NamespaceExists bool
 	// DryRun validates and reports without changing anything.
 	DryRun bool
 	// IsModified, when set, lets ApplyOutOfSyncOnly skip unchanged objects.
@@ -103,7 +106,7 @@ func (r *run) execute(ctx context.Context) Result {
 		}
 		return Result{Phase: v1alpha1.OperationSucceeded, Message: "dry run succeeded", Resources: r.results}
 	}
-	if r.req.Options.CreateNamespace && r.req.Namespace != "" {
+	if r.req.Options.CreateNamespace && r.req.Namespace != "" && !r.req.NamespaceExists {
 		if err := r.ensureNamespace(ctx); err != nil {
 			return Result{Phase: v1alpha1.OperationFailed, Message: err.Error(), Resources: r.results}
 		}

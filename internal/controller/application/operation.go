@@ -160,6 +160,7 @@ func (r *Reconciler) sync(ctx context.Context, app *v1alpha1.Application) (synce
 	}
 	result := r.Engine.Run(ctx, syncengine.Request{
 		App: app.Name, Namespace: app.Spec.Destination.Namespace, Plan: plan, Options: opts, DryRun: op.DryRun,
+		NamespaceExists: r.namespaceExists(app.Spec.Destination.Namespace),
 		IsModified: func(desired, live *unstructured.Unstructured) bool {
 			res, err := diff.Compare(desired, live, diff.Options{IgnoreDifferences: app.Spec.IgnoreDifferences})
 			return err != nil || res.Modified
@@ -167,6 +168,15 @@ func (r *Reconciler) sync(ctx context.Context, app *v1alpha1.Application) (synce
 	})
 	syncResult.Resources = result.Resources
 	return result, syncResult, nil
+}
+
+// namespaceExists reports whether the cluster cache has seen namespace ns.
+func (r *Reconciler) namespaceExists(ns string) bool {
+	if ns == "" || r.Cache == nil {
+		return false
+	}
+	_, ok := r.Cache.Get(clustercache.ResourceKey{Kind: "Namespace", Name: ns})
+	return ok
 }
 
 // operationSources are the sources at the operation's revision(s).
