@@ -62,7 +62,7 @@ const (
 
 var (
 	skiffBin       = flag.String("skiff", "", "a prebuilt skiff binary (default: build ./cmd/skiff)")
-	profileDir     = flag.String("profile", "", "write skiff server's CPU profiles of the initial sync and the triggered refresh, and heap profiles after them, into this directory")
+	profileDir     = flag.String("profile", "", "write skiff server's CPU profiles of the initial sync and the triggered refresh, and heap profiles after them, into this directory, and keep skiff server's log there")
 	serverFlags    = flag.String("server-flags", "", "extra flags for skiff server, space-separated (e.g. \"--operation-processors=20\")")
 	profileSeconds = flag.Int("profile-seconds", 15, "length of each CPU profile")
 	waitTimeout    = 10 * time.Minute
@@ -187,7 +187,11 @@ func runN(n int, bin, tmp string) (res result, err error) {
 	fmt.Printf("floor: %d apps applied and Available in %s\n", n, floor.Round(time.Millisecond))
 
 	// 2. A fresh control plane for skiff.
-	res.serverLog = filepath.Join(tmp, fmt.Sprintf("skiff-%d.log", n))
+	logDir := tmp
+	if *profileDir != "" {
+		logDir = *profileDir // kept with the profiles
+	}
+	res.serverLog = filepath.Join(logDir, fmt.Sprintf("skiff-%d.log", n))
 	logFile, err := os.Create(res.serverLog)
 	if err != nil {
 		return res, err
