@@ -232,6 +232,11 @@ func AssessRun(run *v1alpha1.AnalysisRun) RunVerdict {
 		}
 		if worst == "" || IsWorse(worst, phase) {
 			worst = phase
+			// A metric completed on an earlier pass carries its last
+			// measurement's message; the limit it passed is recomputed.
+			if _, breach := limitBreach(metric, result); breach != "" {
+				message = breach
+			}
 			if phase != v1alpha1.AnalysisPhaseSuccessful && message != "" {
 				worstMessage = fmt.Sprintf("Metric %q assessed %s due to %s", metric.Name, phase, message)
 				if last := lastMessage(result); last != "" {

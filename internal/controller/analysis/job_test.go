@@ -1,0 +1,77 @@
+package analysis
+
+import (
+	"context"
+	"os"
+	"testing"
+
+	batchv1 "k8s.io/api/batch/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/skiffcd/skiff/api/v1alpha1"
+	"github.com/skiffcd/skiff/internal/analysis"
+	"github.com/skiffcd/skiff/internal/analysis/provider"
+)
+
+// The seeds' Job template, made into a run by NewRun as the Rollout
+// controller will: kwok runs the Job's pod to completion, so the run
+// succeeds, with the Job named and owned as Argo Rollouts does.
+func TestJobMetricFromTheSeedsTemplateSucceeds(t *testing.T) {
+	c := startController(t)
+	ns := cluster.Namespace(t)
+	data, err := os.ReadFile("testdata/test-analysistemp.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &v1alpha1.AnalysisTemplate{}
+	if err := yaml.UnmarshalStrict(data, tmpl); err != nil {
+		t.Fatal(err)
+	}
+	run, err := analysis.NewRun([]*v1alpha1.AnalysisTemplate{tmpl}, nil, nil, "job-check", ns, map[string]string{"app": "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Create(context.Background(), run); err != nil {
+		t.Fatal(err)
+	}
+	got := waitForRun(t, c, run, "the run to complete", completed)
+	if got.Status.Phase != v1alpha1.AnalysisPhaseSuccessful {
+		t.Fatalf("run phase = %s (%s), want Successful", got.Status.Phase, got.Status.Message)
+	}
+	res := result(t, got, "test-analysis")
+	if res.Successful != 1 || len(res.Measurements) != 1 {
+		t.Fatalf("metric result %+v, want one successful measurement", res)
+	}
+	m := res.Measurements[0]
+	wantName := string(got.UID) + ".test-analysis.1"
+	if m.Metadata[provider.MetadataJobName] != wantName || m.Metadata[provider.MetadataJobNamespace] != ns {
+		t.Errorf("measurement metadata %v, want job-name %s in %s", m.Metadata, wantName, ns)
+	}
+	job := &batchv1.Job{}
+	if err := c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: wantName}, job); err != nil {
+		t.Fatal(err)
+	}
+	if owner := job.OwnerReferences; len(owner) != 1 || owner[0].UID != got.UID || owner[0].Controller == nil || !*owner[0].Controller {
+		t.Errorf("job owners %+v, want the AnalysisRun as controller", owner)
+	}
+}
+
+// A Job whose pod can never be scheduled passes its deadline and fails;
+// the run fails with it.
+func TestJobMetricFailsWhenTheJobFails(t *testing.T) {
+	c := startController(t)
+	ns := cluster.Namespace(t)
+	run := readRun(t, "failing-job-run.yaml", ns)
+	if err := c.Create(context.Background(), run); err != nil {
+		t.Fatal(err)
+	}
+	got := waitForRun(t, c, run, "the run to fail", completed)
+	if got.Status.Phase != v1alpha1.AnalysisPhaseFailed {
+		t.Fatalf("run phase = %s (%s), want Failed", got.Status.Phase, got.Status.Message)
+	}
+	res := result(t, got, "unschedulable")
+	if m := res.Measurements[0]; m.Phase != v1alpha1.AnalysisPhaseFailed || m.Message == "" {
+		t.Errorf("measurement %+v, want Failed with the Job's reason", m)
+	}
+}

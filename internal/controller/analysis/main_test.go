@@ -1,0 +1,129 @@
+package analysis
+
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/yaml"
+
+	"github.com/skiffcd/skiff/api/v1alpha1"
+	"github.com/skiffcd/skiff/internal/analysis/provider"
+	"github.com/skiffcd/skiff/internal/crds"
+	"github.com/skiffcd/skiff/internal/testcluster"
+)
+
+var cluster *testcluster.Cluster
+
+func TestMain(m *testing.M) {
+	os.Exit(testcluster.RunMain(m, func(c *testcluster.Cluster) {
+		cluster = c
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := crds.Install(ctx, c.Config, time.Minute); err != nil {
+			panic(err)
+		}
+	}))
+}
+
+// startController runs the AnalysisRun controller until the test ends and
+// returns a direct client.
+func startController(t *testing.T) client.Client {
+	t.Helper()
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	if err := v1alpha1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	mgr, err := ctrl.NewManager(cluster.Config, ctrl.Options{
+		Scheme:                 scheme,
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &Reconciler{
+		Client:     mgr.GetClient(),
+		APIReader:  mgr.GetAPIReader(),
+		Providers:  &provider.Factory{Client: mgr.GetClient(), JobPoll: 500 * time.Millisecond},
+		ErrorRetry: 200 * time.Millisecond,
+	}
+	if err := r.SetupWithManager(mgr); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	t.Cleanup(func() { cancel(); <-done })
+	go func() {
+		defer close(done)
+		if err := mgr.Start(ctx); err != nil {
+			t.Errorf("manager: %v", err)
+		}
+	}()
+	direct, err := client.New(cluster.Config, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return direct
+}
+
+// readRun decodes testdata/<file> as an AnalysisRun in ns.
+func readRun(t *testing.T, file, ns string) *v1alpha1.AnalysisRun {
+	t.Helper()
+	data, err := os.ReadFile("testdata/" + file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := &v1alpha1.AnalysisRun{}
+	if err := yaml.UnmarshalStrict(data, run); err != nil {
+		t.Fatal(err)
+	}
+	run.Namespace = ns
+	return run
+}
+
+// waitForRun polls the run until done says so, for up to 60 s.
+func waitForRun(t *testing.T, c client.Client, run *v1alpha1.AnalysisRun, what string, done func(*v1alpha1.AnalysisRun) bool) *v1alpha1.AnalysisRun {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	got := &v1alpha1.AnalysisRun{}
+	for {
+		err := c.Get(context.Background(), client.ObjectKeyFromObject(run), got)
+		if err == nil && done(got) {
+			return got
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s; last status: %+v (err %v)", what, got.Status, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func phaseIs(phase v1alpha1.AnalysisPhase) func(*v1alpha1.AnalysisRun) bool {
+	return func(r *v1alpha1.AnalysisRun) bool { return r.Status.Phase == phase }
+}
+
+func completed(r *v1alpha1.AnalysisRun) bool { return r.Status.Phase.Completed() }
+
+func result(t *testing.T, run *v1alpha1.AnalysisRun, metric string) v1alpha1.MetricResult {
+	t.Helper()
+	for _, r := range run.Status.MetricResults {
+		if r.Name == metric {
+			return r
+		}
+	}
+	t.Fatalf("no result for metric %q in %+v", metric, run.Status)
+	return v1alpha1.MetricResult{}
+}
