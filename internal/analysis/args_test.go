@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
 )
@@ -39,6 +40,17 @@ func TestSubstituteMetric(t *testing.T) {
 			metric: v1alpha1.Metric{Name: "m", Provider: v1alpha1.MetricProvider{Prometheus: &v1alpha1.PrometheusMetric{Query: "{{args.q}}"}}},
 			values: map[string]string{"q": `up{job="a"}`},
 			check:  func(m v1alpha1.Metric) bool { return m.Provider.Prometheus.Query == `up{job="a"}` },
+		},
+		"a count and a limit given as args become numbers": {
+			metric: v1alpha1.Metric{Name: "m", Interval: "1m",
+				Count:        &intstr.IntOrString{Type: intstr.String, StrVal: "{{args.count}}"},
+				FailureLimit: &intstr.IntOrString{Type: intstr.String, StrVal: "{{args.limit}}"}},
+			values: map[string]string{"count": "2", "limit": "-1"},
+			check: func(m v1alpha1.Metric) bool {
+				r := v1alpha1.MetricResult{Count: 2, Failed: 2, Measurements: []v1alpha1.Measurement{{Phase: v1alpha1.AnalysisPhaseFailed}}}
+				phase, _ := MetricPhase(m, r, false)
+				return *EffectiveCount(m) == 2 && phase == v1alpha1.AnalysisPhaseSuccessful
+			},
 		},
 		"an unknown arg is an error": {
 			metric:  v1alpha1.Metric{Name: "m", Provider: v1alpha1.MetricProvider{Prometheus: &v1alpha1.PrometheusMetric{Query: "{{args.missing}}"}}},

@@ -226,6 +226,13 @@ func TestAssessRun(t *testing.T) {
 			metrics: []metric{{name: "a", dryRun: true, result: res(failed)}},
 			want:    ok, wantSummary: v1alpha1.RunSummary{},
 		},
+		"a metric completed on an earlier pass is reported by the limit it passed": {
+			metrics: []metric{{name: "a", result: &v1alpha1.MetricResult{Phase: errd, Message: "connection refused", Error: 5, ConsecutiveError: 5,
+				Measurements: []v1alpha1.Measurement{{Phase: errd, Message: "connection refused"}}}}},
+			want:        errd,
+			wantMessage: `Metric "a" assessed Error due to consecutiveErrors (5) > consecutiveErrorLimit (4): connection refused`,
+			wantSummary: v1alpha1.RunSummary{Count: 1, Error: 1},
+		},
 		"terminating a run with nothing measured is successful": {
 			metrics: []metric{{name: "a"}, {name: "b"}}, terminate: true,
 			want: ok, wantMessage: "Run Terminated", wantSummary: v1alpha1.RunSummary{Count: 2, Successful: 2},
