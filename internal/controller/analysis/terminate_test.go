@@ -2,8 +2,6 @@ package analysis
 
 import (
 	"context"
-	"net/http"
-	"net/http/httptest"
 	"testing"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -16,12 +14,8 @@ import (
 func TestTerminateEndsTheRun(t *testing.T) {
 	c := startController(t)
 	ns := cluster.Namespace(t)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		_, _ = w.Write([]byte(`{"data":{"ok":true}}`))
-	}))
-	t.Cleanup(srv.Close)
 	run := readRun(t, "web-run.yaml", ns)
-	run.Spec.Args[0].Value = v1alpha1.NewAnyString(srv.URL)
+	run.Spec.Args[0].Value = v1alpha1.NewAnyString(okServer(t))
 	if err := c.Create(context.Background(), run); err != nil {
 		t.Fatal(err)
 	}
