@@ -6,6 +6,11 @@ package notify
 
 const operationPhaseIn = "app.status.operationState != nil and app.status.operationState.phase in "
 
+// perOperation makes the sync triggers send once per operation even when
+// the controller never observes the operation running (a fast sync between
+// two observations), which Argo CD's catalog, without oncePer, misses.
+const perOperation = "app.status.operationState.startedAt"
+
 func catalogTriggers() map[string]Trigger {
 	triggers := map[string][]Condition{
 		"on-created": {{When: "true", OncePer: "app.metadata.name", Send: []string{"app-created"}}},
@@ -16,10 +21,10 @@ func catalogTriggers() map[string]Trigger {
 			Send:    []string{"app-deployed"},
 		}},
 		"on-health-degraded":     {{When: "app.status.health.status == 'Degraded'", Send: []string{"app-health-degraded"}}},
-		"on-sync-failed":         {{When: operationPhaseIn + "['Error', 'Failed']", Send: []string{"app-sync-failed"}}},
-		"on-sync-running":        {{When: operationPhaseIn + "['Running']", Send: []string{"app-sync-running"}}},
+		"on-sync-failed":         {{When: operationPhaseIn + "['Error', 'Failed']", OncePer: perOperation, Send: []string{"app-sync-failed"}}},
+		"on-sync-running":        {{When: operationPhaseIn + "['Running']", OncePer: perOperation, Send: []string{"app-sync-running"}}},
 		"on-sync-status-unknown": {{When: "app.status.sync.status == 'Unknown'", Send: []string{"app-sync-status-unknown"}}},
-		"on-sync-succeeded":      {{When: operationPhaseIn + "['Succeeded']", Send: []string{"app-sync-succeeded"}}},
+		"on-sync-succeeded":      {{When: operationPhaseIn + "['Succeeded']", OncePer: perOperation, Send: []string{"app-sync-succeeded"}}},
 	}
 	out := make(map[string]Trigger, len(triggers))
 	for name, conds := range triggers {

@@ -18,6 +18,9 @@ func TestPlan(t *testing.T) {
 			"health":         map[string]any{"status": "Healthy"},
 		}}
 	}
+	opAt := func(startedAt string) map[string]any {
+		return map[string]any{"status": map[string]any{"operationState": map[string]any{"phase": "Succeeded", "startedAt": startedAt}}}
+	}
 	running := map[string]any{"status": map[string]any{"operationState": map[string]any{"phase": "Running"}}}
 	sub := func(trigger string) []Subscription {
 		return []Subscription{{Trigger: trigger, Service: "slack", Recipient: "c"}}
@@ -32,6 +35,9 @@ func TestPlan(t *testing.T) {
 		},
 		"a condition that stops and holds again sends again": {
 			trigger: "on-sync-succeeded", apps: []map[string]any{succeeded("a"), running, succeeded("b")}, want: []int{1, 0, 1},
+		},
+		"a new operation sends again even when its running phase was never seen": {
+			trigger: "on-sync-succeeded", apps: []map[string]any{opAt("t1"), opAt("t1"), opAt("t2")}, want: []int{1, 0, 1},
 		},
 		"oncePer sends once per value even across interruptions": {
 			trigger: "on-deployed", apps: []map[string]any{succeeded("a"), running, succeeded("a"), succeeded("b")}, want: []int{1, 0, 0, 1},

@@ -33,7 +33,7 @@ func (c *Config) SubscriptionsOf(appAnnotations, projectAnnotations, appLabels m
 		}
 		for _, trigger := range triggers {
 			s := Subscription{Trigger: trigger, Service: service, Recipient: strings.TrimSpace(recipient)}
-			if s.Recipient == "" || seen[s] {
+			if seen[s] {
 				continue
 			}
 			seen[s] = true
@@ -51,8 +51,14 @@ func (c *Config) SubscriptionsOf(appAnnotations, projectAnnotations, appLabels m
 				if i := strings.LastIndex(rest, "."); i >= 0 {
 					triggers, service = []string{rest[:i]}, rest[i+1:]
 				}
+				if strings.TrimSpace(value) == "" {
+					// Webhooks are subscribed with an empty recipient.
+					add(triggers, service, "")
+				}
 				for _, r := range strings.Split(value, ";") {
-					add(triggers, service, r)
+					if strings.TrimSpace(r) != "" {
+						add(triggers, service, r)
+					}
 				}
 			case key == legacyRecipients || strings.HasSuffix(key, "."+legacyRecipients):
 				var triggers []string

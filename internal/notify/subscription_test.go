@@ -21,6 +21,10 @@ func TestSubscriptionsOf(t *testing.T) {
 			app:  map[string]string{"notifications.argoproj.io/subscribe.on-sync-failed.slack": "a;b"},
 			want: []Subscription{{"on-sync-failed", "slack", "a"}, {"on-sync-failed", "slack", "b"}},
 		},
+		"an empty value subscribes a webhook without a recipient": {
+			app:  map[string]string{"notifications.argoproj.io/subscribe.on-created.receiver": ""},
+			want: []Subscription{{"on-created", "receiver", ""}},
+		},
 		"an annotation naming only a service uses the default triggers": {
 			app:  map[string]string{"notifications.argoproj.io/subscribe.slack": "a"},
 			want: []Subscription{{"on-sync-succeeded", "slack", "a"}},
