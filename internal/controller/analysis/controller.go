@@ -1,7 +1,8 @@
 // Package analysis is the AnalysisRun controller: it takes each metric's
 // measurements on its schedule through the providers, judges them with the
 // pure rules of internal/analysis, and writes the run's status where Argo
-// Rollouts writes it, once per pass. Finished runs are left alone.
+// Rollouts writes it, once per pass. Finished runs are left alone but for
+// their ttlStrategy.
 package analysis
 
 import (
@@ -90,7 +91,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if run.Status.Phase.Completed() {
-		return ctrl.Result{}, nil
+		return r.expire(ctx, run)
 	}
 	updated := run.DeepCopy()
 	requeue := r.pass(ctx, updated)
@@ -100,9 +101,25 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 	}
 	if updated.Status.Phase.Completed() {
-		return ctrl.Result{}, nil
+		return r.expire(ctx, updated)
 	}
 	return ctrl.Result{RequeueAfter: requeue}, nil
+}
+
+// expire deletes a finished run whose ttlStrategy has run out, or wakes up
+// when it will; a finished run is otherwise left alone.
+func (r *Reconciler) expire(ctx context.Context, run *v1alpha1.AnalysisRun) (ctrl.Result, error) {
+	at, ok := analysis.ExpiresAt(run)
+	if !ok {
+		return ctrl.Result{}, nil
+	}
+	if wait := at.Sub(r.now()); wait > 0 {
+		return ctrl.Result{RequeueAfter: wait}, nil
+	}
+	if err := r.Client.Delete(ctx, run); client.IgnoreNotFound(err) != nil {
+		return ctrl.Result{}, fmt.Errorf("deleting expired AnalysisRun %s/%s: %w", run.Namespace, run.Name, err)
+	}
+	return ctrl.Result{}, nil
 }
 
 // pass advances run in memory and returns when it needs attention again.

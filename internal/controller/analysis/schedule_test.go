@@ -5,6 +5,9 @@ import (
 	"testing"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
 	"github.com/skiffcd/skiff/api/v1alpha1"
 )
 
@@ -30,5 +33,29 @@ func TestInitialDelayCountAndRetention(t *testing.T) {
 	// at least 4 s after the run (times are stored to the second).
 	if last := res.Measurements[len(res.Measurements)-1]; last.StartedAt.Sub(got.Status.StartedAt.Time) < 4*time.Second {
 		t.Errorf("last measurement started %s after the run, want at least 4s", last.StartedAt.Sub(got.Status.StartedAt.Time))
+	}
+}
+
+// A finished run with ttlStrategy.secondsAfterCompletion is deleted then.
+func TestTTLStrategyDeletesAFinishedRun(t *testing.T) {
+	c := startController(t)
+	ns := cluster.Namespace(t)
+	run := readRun(t, "dryrun-run.yaml", ns)
+	run.Spec.Args[0].Value = v1alpha1.NewAnyString(okServer(t))
+	one := int32(1)
+	run.Spec.TTLStrategy = &v1alpha1.TTLStrategy{SecondsAfterCompletion: &one}
+	if err := c.Create(context.Background(), run); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		err := c.Get(context.Background(), client.ObjectKeyFromObject(run), &v1alpha1.AnalysisRun{})
+		if apierrors.IsNotFound(err) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the run was not deleted after its TTL (last error %v)", err)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }
