@@ -4,8 +4,10 @@ import (
 	"context"
 	"os"
 	"testing"
+	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -73,5 +75,41 @@ func TestJobMetricFailsWhenTheJobFails(t *testing.T) {
 	res := result(t, got, "unschedulable")
 	if m := res.Measurements[0]; m.Phase != v1alpha1.AnalysisPhaseFailed || m.Message == "" {
 		t.Errorf("measurement %+v, want Failed with the Job's reason", m)
+	}
+}
+
+// Terminating a run whose Job still runs deletes the Job; the run ends
+// Successful with "Run Terminated".
+func TestTerminateDeletesARunningJob(t *testing.T) {
+	c := startController(t)
+	ns := cluster.Namespace(t)
+	run := readRun(t, "hanging-job-run.yaml", ns)
+	if err := c.Create(context.Background(), run); err != nil {
+		t.Fatal(err)
+	}
+	got := waitForRun(t, c, run, "the Job to start", func(r *v1alpha1.AnalysisRun) bool {
+		return len(r.Status.MetricResults) == 1 && len(r.Status.MetricResults[0].Measurements) == 1 &&
+			r.Status.MetricResults[0].Measurements[0].Phase == v1alpha1.AnalysisPhaseRunning
+	})
+	jobName := got.Status.MetricResults[0].Measurements[0].Metadata[provider.MetadataJobName]
+	patch := client.RawPatch("application/merge-patch+json", []byte(`{"spec":{"terminate":true}}`))
+	if err := c.Patch(context.Background(), run, patch); err != nil {
+		t.Fatal(err)
+	}
+	got = waitForRun(t, c, run, "the run to end", completed)
+	if got.Status.Phase != v1alpha1.AnalysisPhaseSuccessful || got.Status.Message != "Run Terminated" {
+		t.Errorf("run %s (%q), want Successful with Run Terminated", got.Status.Phase, got.Status.Message)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		job := &batchv1.Job{}
+		err := c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: jobName}, job)
+		if apierrors.IsNotFound(err) || (err == nil && job.DeletionTimestamp != nil) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("Job %s was not deleted (err %v)", jobName, err)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }
