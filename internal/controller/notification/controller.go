@@ -57,6 +57,11 @@ type Reconciler struct {
 	configCache cache.Cache
 	mu          sync.Mutex
 	loaded      *loadedConfig
+	// states is the notified state last written per app. This controller is
+	// the annotation's only writer, so its copy is authoritative: the cache
+	// can lag behind the patch, and reading the stale annotation would send
+	// twice.
+	states map[types.UID]string
 }
 
 // loadedConfig is the configuration parsed from one version of the objects.
@@ -141,6 +146,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	var app v1alpha1.Application
 	if err := r.Client.Get(ctx, req.NamespacedName, &app); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.forgetState(ctx, req.Namespace)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	loaded, err := r.config(ctx)
@@ -163,8 +171,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, fmt.Errorf("converting the application: %w", err)
 	}
-	state := notify.ParseState(app.Annotations[notify.NotifiedAnnotation])
-	before := state.Encode()
+	state := notify.ParseState(r.lastState(&app))
+	before := app.Annotations[notify.NotifiedAnnotation]
 	due, errs := cfg.Plan(appMap, subs, state, r.now)
 	for _, err := range errs {
 		if loaded.firstReport(app.Name, err) {
@@ -188,6 +196,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if err := r.patchState(ctx, &app, after); err != nil {
 			return ctrl.Result{}, err
 		}
+		r.rememberState(&app, after)
 	}
 	if failed {
 		return ctrl.Result{RequeueAfter: retryFailedAfter}, nil
@@ -245,6 +254,44 @@ func (r *Reconciler) patchState(ctx context.Context, app *v1alpha1.Application, 
 		return fmt.Errorf("recording sent notifications on %s: %w", app.Name, err)
 	}
 	return nil
+}
+
+func (r *Reconciler) lastState(app *v1alpha1.Application) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if s, ok := r.states[app.UID]; ok {
+		return s
+	}
+	return app.Annotations[notify.NotifiedAnnotation]
+}
+
+func (r *Reconciler) rememberState(app *v1alpha1.Application, value string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.states == nil {
+		r.states = map[types.UID]string{}
+	}
+	r.states[app.UID] = value
+}
+
+// forgetState drops the states of deleted apps. Only the deleted app's
+// name is known, not its UID, so the states are pruned against the list.
+func (r *Reconciler) forgetState(ctx context.Context, ns string) {
+	var apps v1alpha1.ApplicationList
+	if err := r.Client.List(ctx, &apps, client.InNamespace(ns)); err != nil {
+		return // pruned on the next deletion
+	}
+	live := make(map[types.UID]bool, len(apps.Items))
+	for _, a := range apps.Items {
+		live[a.UID] = true
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for uid := range r.states {
+		if !live[uid] {
+			delete(r.states, uid)
+		}
+	}
 }
 
 func (r *Reconciler) projectAnnotations(ctx context.Context, app *v1alpha1.Application) (map[string]string, error) {
