@@ -24,6 +24,7 @@ import (
 	"github.com/skiffcd/skiff/internal/clustercache"
 	analysiscontroller "github.com/skiffcd/skiff/internal/controller/analysis"
 	"github.com/skiffcd/skiff/internal/controller/application"
+	"github.com/skiffcd/skiff/internal/controller/notification"
 	"github.com/skiffcd/skiff/internal/crds"
 	"github.com/skiffcd/skiff/internal/health"
 	"github.com/skiffcd/skiff/internal/reposerver"
@@ -97,6 +98,11 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 		return fmt.Errorf("creating controller manager: %w", err)
 	}
 	if err := addApplicationController(mgr, cfg, opts); err != nil {
+		return err
+	}
+	notifications := &notification.Reconciler{Client: mgr.GetClient(), Namespace: opts.Namespace,
+		Recorder: mgr.GetEventRecorder("skiff-notification-controller")}
+	if err := notifications.SetupWithManager(mgr); err != nil {
 		return err
 	}
 	analysisRuns := &analysiscontroller.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader()}
