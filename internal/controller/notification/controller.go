@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -135,6 +136,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		For(&v1alpha1.Application{}, builder.WithPredicates(inNamespace)).
 		WatchesRawSource(source.Kind(configCache, client.Object(&corev1.ConfigMap{}), allApps)).
 		WatchesRawSource(source.Kind(configCache, client.Object(&corev1.Secret{}), allApps)).
+		// Deliveries wait on remote services; a few workers keep one slow
+		// endpoint from delaying every other app's notifications.
+		WithOptions(controller.Options{MaxConcurrentReconciles: 4}).
 		Complete(r)
 	if err != nil {
 		return fmt.Errorf("setting up the notification controller: %w", err)
