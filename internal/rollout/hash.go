@@ -7,8 +7,8 @@ import (
 	"hash/fnv"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/util/dump"
 	"k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/utils/dump"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
 )
