@@ -25,6 +25,7 @@ import (
 	analysiscontroller "github.com/skiffcd/skiff/internal/controller/analysis"
 	"github.com/skiffcd/skiff/internal/controller/application"
 	"github.com/skiffcd/skiff/internal/controller/notification"
+	rolloutcontroller "github.com/skiffcd/skiff/internal/controller/rollout"
 	"github.com/skiffcd/skiff/internal/crds"
 	"github.com/skiffcd/skiff/internal/health"
 	"github.com/skiffcd/skiff/internal/reposerver"
@@ -107,6 +108,13 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 	}
 	analysisRuns := &analysiscontroller.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader()}
 	if err := analysisRuns.SetupWithManager(mgr); err != nil {
+		return err
+	}
+	// Rollouts in every namespace, as Argo Rollouts watches them; Events
+	// carry Argo's source name so existing dashboards keep matching.
+	rollouts := &rolloutcontroller.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(),
+		Recorder: mgr.GetEventRecorder("rollouts-controller")}
+	if err := rollouts.SetupWithManager(mgr); err != nil {
 		return err
 	}
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {

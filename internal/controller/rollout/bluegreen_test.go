@@ -1,0 +1,227 @@
+package rollout
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/skiffcd/skiff/api/v1alpha1"
+	"github.com/skiffcd/skiff/internal/rollout"
+)
+
+// The seeds' rollout-bg-test.yml and its Service: the first revision goes
+// live at once and the Rollout reports what Argo Rollouts reports.
+func TestBlueGreenInitialDeployIsHealthy(t *testing.T) {
+	c := startController(t)
+	ns := cluster.Namespace(t)
+	createServices(t, c, "rollout-service.yml", ns)
+	ro := readRollout(t, "rollout-bg-test.yml", ns)
+	create(t, c, ro)
+
+	got := waitFor(t, c, ro, "Healthy", healthyAt)
+	hash := rollout.PodTemplateHash(&ro.Spec.Template, nil)
+	s := got.Status
+	if s.CurrentPodHash != hash || s.StableRS != hash || s.BlueGreen.ActiveSelector != hash {
+		t.Errorf("hashes: current=%s stable=%s active=%s, want all %s", s.CurrentPodHash, s.StableRS, s.BlueGreen.ActiveSelector, hash)
+	}
+	if s.Replicas != 2 || s.UpdatedReplicas != 2 || s.ReadyReplicas != 2 || s.AvailableReplicas != 2 || s.HPAReplicas != 2 {
+		t.Errorf("counts: %s", describe(got))
+	}
+	if want := "app=rollout-bg,rollouts-pod-template-hash=" + hash; s.Selector != want {
+		t.Errorf("selector = %q, want %q", s.Selector, want)
+	}
+	if s.ObservedGeneration != "1" {
+		t.Errorf("observedGeneration = %q, want \"1\"", s.ObservedGeneration)
+	}
+	for _, ct := range []v1alpha1.RolloutConditionType{v1alpha1.RolloutAvailable, v1alpha1.RolloutProgressing, v1alpha1.RolloutHealthy, v1alpha1.RolloutCompleted} {
+		if cond := condition(got, ct); cond.Status != corev1.ConditionTrue {
+			t.Errorf("condition %s = %+v, want True", ct, cond)
+		}
+	}
+	if cond := condition(got, v1alpha1.RolloutProgressing); cond.Reason != "NewReplicaSetAvailable" {
+		t.Errorf("Progressing reason = %q, want NewReplicaSetAvailable", cond.Reason)
+	}
+
+	rs := replicaSets(t, c, ro)[hash]
+	if rs == nil {
+		t.Fatalf("no ReplicaSet with hash %s", hash)
+	}
+	if rs.Name != "rollout-bg-test-"+hash || rs.Annotations[AnnotationRevision] != "1" {
+		t.Errorf("ReplicaSet %s revision %q, want rollout-bg-test-%s revision 1", rs.Name, rs.Annotations[AnnotationRevision], hash)
+	}
+	if rs.Spec.Selector.MatchLabels[rollout.PodTemplateHashLabel] != hash || rs.Spec.Template.Labels[rollout.PodTemplateHashLabel] != hash {
+		t.Errorf("ReplicaSet selector %v / template labels %v lack the hash", rs.Spec.Selector.MatchLabels, rs.Spec.Template.Labels)
+	}
+	if owner := metav1.GetControllerOf(rs); owner == nil || owner.Kind != "Rollout" || owner.Name != ro.Name {
+		t.Errorf("ReplicaSet controller = %+v, want the Rollout", owner)
+	}
+	var pods corev1.PodList
+	if err := c.List(context.Background(), &pods, client.InNamespace(ns), client.MatchingLabels{rollout.PodTemplateHashLabel: hash}); err != nil {
+		t.Fatal(err)
+	}
+	if len(pods.Items) != 2 {
+		t.Errorf("%d pods carry the hash label, want 2", len(pods.Items))
+	}
+	svc := &corev1.Service{}
+	if err := c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "rollout-active-service"}, svc); err != nil {
+		t.Fatal(err)
+	}
+	if svc.Spec.Selector[rollout.PodTemplateHashLabel] != hash || svc.Annotations[AnnotationManagedBy] != ro.Name {
+		t.Errorf("active Service selector %v annotations %v", svc.Spec.Selector, svc.Annotations)
+	}
+}
+
+// An image update with autoPromotionEnabled: the new revision comes up
+// beside the old one, the active Service switches once it is available,
+// and the old revision goes down after scaleDownDelaySeconds.
+func TestBlueGreenImageUpdateAutoPromotes(t *testing.T) {
+	c := startController(t)
+	ns := cluster.Namespace(t)
+	createServices(t, c, "rollout-service.yml", ns)
+	ro := readRollout(t, "rollout-bg-test.yml", ns)
+	ro.Spec.Strategy.BlueGreen.ScaleDownDelaySeconds = ptr.To[int32](4)
+	create(t, c, ro)
+	first := waitFor(t, c, ro, "first revision Healthy", healthyAt).Status.CurrentPodHash
+
+	newHash := setImage(t, c, ro, "nginx:stable")
+	waitUntil(t, "the active Service to switch", func() (bool, string) {
+		h := serviceHash(t, c, ns, "rollout-active-service")
+		return h == newHash, h
+	})
+	switched := time.Now()
+	old := replicaSets(t, c, ro)[first]
+	if ptr.Deref(old.Spec.Replicas, 0) != 2 || old.Annotations[AnnotationScaleDownDeadline] == "" {
+		t.Errorf("old ReplicaSet right after the switch: replicas %d, annotations %v; want 2 and a scale-down deadline",
+			ptr.Deref(old.Spec.Replicas, 0), old.Annotations)
+	}
+	got := waitFor(t, c, ro, "Healthy on the new revision", healthyAt)
+	if got.Status.StableRS != newHash || got.Status.BlueGreen.ActiveSelector != newHash {
+		t.Errorf("status after promotion: %s", describe(got))
+	}
+	if rs := replicaSets(t, c, ro)[newHash]; rs.Annotations[AnnotationRevision] != "2" {
+		t.Errorf("new ReplicaSet revision %q, want 2", rs.Annotations[AnnotationRevision])
+	}
+	waitUntil(t, "the old revision to scale down", func() (bool, string) {
+		counts := rsCounts(t, c, ro, first)
+		return strings.HasPrefix(counts, "0/"), counts
+	})
+	if elapsed := time.Since(switched); elapsed < 3*time.Second {
+		t.Errorf("old revision scaled down %s after the switch, before its 4 s delay", elapsed)
+	}
+}
+
+// autoPromotionEnabled=false: the new revision is reachable through the
+// preview Service and the rollout pauses (BlueGreenPause) until promoted.
+func TestBlueGreenManualPromotion(t *testing.T) {
+	c := startController(t)
+	ns := cluster.Namespace(t)
+	createServices(t, c, "rollout-service.yml", ns)
+	createServices(t, c, "rollout-preview-service.yml", ns)
+	ro := readRollout(t, "rollout-bg-test.yml", ns)
+	ro.Spec.Strategy.BlueGreen.AutoPromotionEnabled = ptr.To(false)
+	ro.Spec.Strategy.BlueGreen.PreviewService = "rollout-preview-service"
+	ro.Spec.Strategy.BlueGreen.ScaleDownDelaySeconds = ptr.To[int32](1)
+	create(t, c, ro)
+	first := waitFor(t, c, ro, "first revision Healthy", healthyAt).Status.CurrentPodHash
+	if got := serviceHash(t, c, ns, "rollout-preview-service"); got != first {
+		t.Errorf("preview Service selects %q after the first deploy, want %s", got, first)
+	}
+
+	newHash := setImage(t, c, ro, "nginx:stable")
+	paused := waitFor(t, c, ro, "BlueGreenPause", func(ro *v1alpha1.Rollout) bool {
+		return phaseIs(v1alpha1.RolloutPhasePaused)(ro) && ro.Status.CurrentPodHash == newHash
+	})
+	if len(paused.Status.PauseConditions) != 1 || paused.Status.PauseConditions[0].Reason != v1alpha1.PauseReasonBlueGreenPause ||
+		!paused.Status.ControllerPause || paused.Status.Message != "BlueGreenPause" {
+		t.Errorf("paused status: %s controllerPause=%v", describe(paused), paused.Status.ControllerPause)
+	}
+	if a, p := serviceHash(t, c, ns, "rollout-active-service"), serviceHash(t, c, ns, "rollout-preview-service"); a != first || p != newHash {
+		t.Errorf("while paused active=%s preview=%s, want active=%s preview=%s", a, p, first, newHash)
+	}
+	if counts := rsCounts(t, c, ro, newHash); counts != "2/2" {
+		t.Errorf("new ReplicaSet while paused = %s, want 2/2", counts)
+	}
+	if paused.Status.BlueGreen.ActiveSelector != first || paused.Status.BlueGreen.PreviewSelector != newHash {
+		t.Errorf("status selectors active=%s preview=%s", paused.Status.BlueGreen.ActiveSelector, paused.Status.BlueGreen.PreviewSelector)
+	}
+
+	promote(t, c, ro)
+	got := waitFor(t, c, ro, "Healthy after promote", healthyAt)
+	if got.Status.ControllerPause || len(got.Status.PauseConditions) > 0 || got.Status.StableRS != newHash {
+		t.Errorf("status after promote: %s", describe(got))
+	}
+	if a := serviceHash(t, c, ns, "rollout-active-service"); a != newHash {
+		t.Errorf("active Service selects %s after promote, want %s", a, newHash)
+	}
+	waitUntil(t, "the old revision to scale down", func() (bool, string) {
+		counts := rsCounts(t, c, ro, first)
+		return strings.HasPrefix(counts, "0/"), counts
+	})
+}
+
+// Aborting before promotion keeps the active Service on the stable
+// revision, reports Degraded, and scales the new revision down after
+// abortScaleDownDelaySeconds.
+func TestBlueGreenAbortBeforePromotion(t *testing.T) {
+	c := startController(t)
+	ns := cluster.Namespace(t)
+	createServices(t, c, "rollout-service.yml", ns)
+	createServices(t, c, "rollout-preview-service.yml", ns)
+	ro := readRollout(t, "rollout-bg-test.yml", ns)
+	ro.Spec.Strategy.BlueGreen.AutoPromotionEnabled = ptr.To(false)
+	ro.Spec.Strategy.BlueGreen.PreviewService = "rollout-preview-service"
+	ro.Spec.Strategy.BlueGreen.AbortScaleDownDelaySeconds = ptr.To[int32](1)
+	create(t, c, ro)
+	first := waitFor(t, c, ro, "first revision Healthy", healthyAt).Status.CurrentPodHash
+
+	newHash := setImage(t, c, ro, "nginx:stable")
+	waitFor(t, c, ro, "BlueGreenPause", func(ro *v1alpha1.Rollout) bool {
+		return phaseIs(v1alpha1.RolloutPhasePaused)(ro) && ro.Status.CurrentPodHash == newHash
+	})
+	patchStatus(t, c, ro, `{"status":{"abort":true}}`)
+	got := waitFor(t, c, ro, "Degraded", phaseIs(v1alpha1.RolloutPhaseDegraded))
+	if got.Status.Message != "RolloutAborted: Rollout aborted update to revision 2" {
+		t.Errorf("message = %q", got.Status.Message)
+	}
+	if got.Status.AbortedAt == nil || got.Status.StableRS != first || got.Status.BlueGreen.ActiveSelector != first {
+		t.Errorf("aborted status: %s", describe(got))
+	}
+	if a, p := serviceHash(t, c, ns, "rollout-active-service"), serviceHash(t, c, ns, "rollout-preview-service"); a != first || p != first {
+		t.Errorf("after abort active=%s preview=%s, want both on stable %s", a, p, first)
+	}
+	waitUntil(t, "the aborted revision to scale down", func() (bool, string) {
+		counts := rsCounts(t, c, ro, newHash)
+		return strings.HasPrefix(counts, "0/"), counts
+	})
+	if counts := rsCounts(t, c, ro, first); counts != "2/2" {
+		t.Errorf("stable ReplicaSet after abort = %s, want 2/2", counts)
+	}
+}
+
+// A missing active Service is an invalid spec: no pods, a clear message,
+// and the rollout starts as soon as the Service exists.
+func TestBlueGreenMissingActiveServiceCreatesNoPods(t *testing.T) {
+	c := startController(t)
+	ns := cluster.Namespace(t)
+	ro := readRollout(t, "rollout-bg-test.yml", ns)
+	create(t, c, ro)
+	got := waitFor(t, c, ro, "Degraded", phaseIs(v1alpha1.RolloutPhaseDegraded))
+	want := `InvalidSpec: spec.strategy.blueGreen.activeService: Invalid value: "rollout-active-service": service "rollout-active-service" not found`
+	if got.Status.Message != want {
+		t.Errorf("message = %q, want %q", got.Status.Message, want)
+	}
+	if cond := condition(got, v1alpha1.InvalidSpec); cond.Status != corev1.ConditionTrue {
+		t.Errorf("InvalidSpec condition = %+v", cond)
+	}
+	if rss := replicaSets(t, c, ro); len(rss) != 0 {
+		t.Errorf("%d ReplicaSets created without the active Service", len(rss))
+	}
+	createServices(t, c, "rollout-service.yml", ns)
+	waitFor(t, c, ro, "Healthy once the Service exists", healthyAt)
+}

@@ -1,0 +1,255 @@
+package rollout
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/skiffcd/skiff/api/v1alpha1"
+	"github.com/skiffcd/skiff/internal/rollout"
+	"github.com/skiffcd/skiff/internal/rollout/traffic"
+)
+
+// syncCanary sizes the canary and stable ReplicaSets for the current step
+// (or sets the weight on the traffic routers), runs the steps, and makes
+// the new revision stable once the steps are done and its pods available.
+func (p *pass) syncCanary(ctx context.Context) error {
+	canary := p.ro.Spec.Strategy.Canary
+	st := p.status
+	stepCount := int32(len(canary.Steps))
+	if st.PromoteFull && stepCount > 0 {
+		st.CurrentStepIndex = ptr.To(stepCount)
+		st.PauseConditions = nil
+		st.ControllerPause = false
+	}
+	isStable := st.StableRS == p.hash
+	stableRS := p.rsByHash(st.StableRS)
+	if isStable {
+		stableRS = nil
+	}
+	aborted := st.Abort && !isStable
+	if aborted && stepCount > 0 {
+		st.CurrentStepIndex = ptr.To[int32](0)
+		st.PauseConditions = nil
+		st.ControllerPause = false
+	}
+
+	// Revisions that are neither canary nor stable go first.
+	var others []rollout.ReplicaSetCounts
+	for _, rs := range p.allRS {
+		if rs == p.newRS || rs == stableRS {
+			continue
+		}
+		if err := p.scale(ctx, rs, 0); err != nil {
+			return err
+		}
+		others = append(others, rollout.ReplicaSetCounts{Replicas: 0, AvailableReplicas: rs.Status.AvailableReplicas})
+	}
+
+	weight := rollout.DesiredWeight(canary.Steps, st.CurrentStepIndex, aborted)
+	if isStable {
+		weight = 0 // the stable Service already selects the new pods
+	}
+	routers, routed, err := p.trafficRouters(ctx)
+	if err != nil {
+		return err
+	}
+	in := rollout.CanaryInput{
+		Replicas:               p.replicas,
+		Weight:                 weight,
+		SetCanaryScale:         rollout.CurrentSetCanaryScale(canary.Steps, st.CurrentStepIndex),
+		MaxSurge:               canary.MaxSurge,
+		MaxUnavailable:         canary.MaxUnavailable,
+		Canary:                 counts(p.newRS),
+		Others:                 others,
+		Aborted:                aborted,
+		TrafficRouted:          routed,
+		DynamicStableScale:     canary.DynamicStableScale,
+		MinPodsPerReplicaSet:   canary.MinPodsPerReplicaSet,
+		CurrentWeights:         st.Canary.Weights,
+		KeepCanaryScaleOnAbort: canary.AbortScaleDownDelaySeconds != nil && *canary.AbortScaleDownDelaySeconds == 0,
+	}
+	if stableRS != nil {
+		in.Stable = counts(stableRS)
+	}
+	wantCanary, wantStable := rollout.CanaryReplicas(in)
+	if err := p.scale(ctx, stableRS, wantStable); err != nil {
+		return err
+	}
+	if err := p.scale(ctx, p.newRS, wantCanary); err != nil {
+		return err
+	}
+	if err := p.setWeight(ctx, routers, weight, stableRS); err != nil {
+		return err
+	}
+
+	if !aborted && !isStable && !p.ro.Spec.Paused {
+		atTarget := specReplicas(p.newRS) == wantCanary && available(p.newRS) >= wantCanary &&
+			(stableRS == nil || (specReplicas(stableRS) == wantStable && available(stableRS) >= wantStable)) &&
+			othersDrained(others)
+		p.runStep(atTarget)
+	}
+
+	if !aborted && !isStable && stepDone(st.CurrentStepIndex, stepCount) && saturated(p.newRS, p.replicas) {
+		st.StableRS = p.hash
+		st.PauseConditions = nil
+		st.ControllerPause = false
+		p.event(string(rollout.ReasonRolloutCompleted), "Rollout completed update to revision %d (%s): Completed all steps", p.revision, p.hash)
+		p.requeueAfter(0) // the old stable goes down on the next pass
+	}
+
+	if err := p.switchService(ctx, p.canarySvc, p.hash); err != nil {
+		return err
+	}
+	return p.switchService(ctx, p.stableSvc, st.StableRS)
+}
+
+// runStep advances the current step when it is complete: a setWeight or
+// setCanaryScale once the ReplicaSets are at their target, a pause when its
+// duration has passed or it was promoted. Analysis steps pass at once until
+// the AnalysisRun integration (#7) lands; the UnsupportedField condition
+// says so.
+func (p *pass) runStep(atTarget bool) {
+	canary := p.ro.Spec.Strategy.Canary
+	st := p.status
+	stepCount := int32(len(canary.Steps))
+	if st.CurrentStepIndex == nil || *st.CurrentStepIndex >= stepCount {
+		return
+	}
+	index := *st.CurrentStepIndex
+	step := canary.Steps[index]
+	done := false
+	switch {
+	case step.Pause != nil:
+		done = p.pauseStepDone(step.Pause)
+	case step.SetWeight != nil, step.SetCanaryScale != nil:
+		done = atTarget
+	default:
+		done = true
+	}
+	if !done {
+		return
+	}
+	removePause(st, v1alpha1.PauseReasonCanaryPauseStep)
+	st.ControllerPause = false
+	st.CurrentStepIndex = ptr.To(index + 1)
+	p.event("RolloutStepCompleted", "Rollout step %d/%d completed (%s)", index+1, stepCount, stepString(step))
+	p.requeueAfter(0)
+}
+
+// pauseStepDone manages the CanaryPauseStep condition of a pause step.
+func (p *pass) pauseStepDone(pause *v1alpha1.RolloutPause) bool {
+	st := p.status
+	cond := pauseCondition(st, v1alpha1.PauseReasonCanaryPauseStep)
+	if cond == nil && st.ControllerPause {
+		return true // promoted
+	}
+	d, indefinite, _ := rollout.PauseDuration(pause) // validated before
+	if cond == nil {
+		p.addPause(v1alpha1.PauseReasonCanaryPauseStep)
+		if !indefinite {
+			p.requeueAfter(d)
+		}
+		return false
+	}
+	if indefinite {
+		return false
+	}
+	if wait := cond.StartTime.Add(d).Sub(p.now); wait > 0 {
+		p.requeueAfter(wait)
+		return false
+	}
+	return true
+}
+
+func stepDone(index *int32, stepCount int32) bool {
+	return index == nil || *index >= stepCount
+}
+
+func othersDrained(others []rollout.ReplicaSetCounts) bool {
+	for _, o := range others {
+		if o.AvailableReplicas > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func counts(rs *appsv1.ReplicaSet) *rollout.ReplicaSetCounts {
+	if rs == nil {
+		return nil
+	}
+	return &rollout.ReplicaSetCounts{Replicas: specReplicas(rs), AvailableReplicas: rs.Status.AvailableReplicas}
+}
+
+// stepString names a step in Events, as the plugin shows it.
+func stepString(step v1alpha1.CanaryStep) string {
+	switch {
+	case step.SetWeight != nil:
+		return fmt.Sprintf("setWeight: %d", *step.SetWeight)
+	case step.Pause != nil:
+		if step.Pause.Duration == nil {
+			return "pause"
+		}
+		return "pause: " + step.Pause.Duration.String()
+	case step.SetCanaryScale != nil:
+		s := step.SetCanaryScale
+		switch {
+		case s.Weight != nil:
+			return fmt.Sprintf("setCanaryScale{weight: %d}", *s.Weight)
+		case s.Replicas != nil:
+			return fmt.Sprintf("setCanaryScale{replicas: %d}", *s.Replicas)
+		}
+		return "setCanaryScale{matchTrafficWeight: true}"
+	case step.Analysis != nil:
+		var names []string
+		for _, t := range step.Analysis.Templates {
+			names = append(names, t.TemplateName)
+		}
+		return "analysis: " + strings.Join(names, ",")
+	case step.Experiment != nil:
+		return "experiment"
+	}
+	return "step"
+}
+
+// trafficRouters returns the routers of spec.strategy.canary.trafficRouting,
+// and whether traffic is routed at all.
+func (p *pass) trafficRouters(ctx context.Context) ([]traffic.Router, bool, error) {
+	if p.ro.Spec.Strategy.Canary.TrafficRouting == nil {
+		return nil, false, nil
+	}
+	routers, err := traffic.NewWithContext(ctx, p.r.Client, p.ro)
+	if err != nil {
+		return nil, true, fmt.Errorf("building the traffic routers of Rollout %s/%s: %w", p.ro.Namespace, p.ro.Name, err)
+	}
+	return routers, true, nil
+}
+
+// setWeight sends weight percent of the traffic to the canary on every
+// router and records it in status.canary.weights. Without routers the
+// weight is what the replica split approximates.
+func (p *pass) setWeight(ctx context.Context, routers []traffic.Router, weight int32, stableRS *appsv1.ReplicaSet) error {
+	canary := p.ro.Spec.Strategy.Canary
+	if canary.TrafficRouting == nil {
+		p.status.Canary.Weights = nil
+		return nil
+	}
+	for _, router := range routers {
+		if err := router.SetWeight(ctx, weight); err != nil {
+			return fmt.Errorf("setting weight %d on the %s router: %w", weight, router.Type(), err)
+		}
+	}
+	stableHash := p.status.StableRS
+	if stableRS == nil {
+		stableHash = p.hash
+	}
+	p.status.Canary.Weights = &v1alpha1.TrafficWeights{
+		Canary: v1alpha1.WeightDestination{Weight: weight, ServiceName: canary.CanaryService, PodTemplateHash: p.hash},
+		Stable: v1alpha1.WeightDestination{Weight: 100 - weight, ServiceName: canary.StableService, PodTemplateHash: stableHash},
+	}
+	return nil
+}

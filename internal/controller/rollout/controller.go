@@ -1,0 +1,254 @@
+// Package rollout is the Rollout controller: it runs argoproj.io/v1alpha1
+// Rollouts the way Argo Rollouts does. Each pod template revision gets its own
+// ReplicaSet; blue-green rollouts switch their active and preview Services
+// between them, canaries move replicas (or router weights) step by step.
+// Everything the `kubectl argo rollouts` plugin patches (abort, retry,
+// promote, pause, restart, undo) is read back from the Rollout on each pass.
+// The decisions that need no API server live in internal/rollout.
+package rollout
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/skiffcd/skiff/api/v1alpha1"
+	"github.com/skiffcd/skiff/internal/rollout"
+)
+
+// Annotations Argo Rollouts writes and its tools read.
+const (
+	AnnotationRevision          = "rollout.argoproj.io/revision"
+	AnnotationScaleDownDeadline = "scale-down-deadline"
+	AnnotationManagedBy         = "argo-rollouts.argoproj.io/managed-by-rollouts"
+)
+
+// Defaults of the Rollout spec, as Argo Rollouts applies them.
+const (
+	defaultRevisionHistoryLimit     = 10
+	defaultProgressDeadlineSeconds  = 600
+	defaultScaleDownDelaySeconds    = 30
+	defaultAbortScaleDownDelaySecs  = 30
+	restartRequeueInterval          = time.Second
+	eventReasonScalingReplicaSet    = "ScalingReplicaSet"
+	eventReasonNewReplicaSetCreated = "NewReplicaSetCreated"
+)
+
+// Reconciler runs Rollouts in every namespace.
+type Reconciler struct {
+	// Client reads Rollouts, ReplicaSets and Services (cached) and writes them.
+	Client client.Client
+	// APIReader lists pods on demand for restartAt, so no cluster-wide pod
+	// informer is needed.
+	APIReader client.Reader
+	// Recorder records an Event for each step, switch, abort and promotion;
+	// nil records none.
+	Recorder events.EventRecorder
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// Workers sizes the work queue; default 10.
+	Workers int
+}
+
+func (r *Reconciler) now() time.Time {
+	if r.Now != nil {
+		return r.Now()
+	}
+	return time.Now()
+}
+
+// SetupWithManager registers the controller. Status patches of the plugin
+// (abort, promote) do not bump the generation, so every change of a Rollout
+// is reconciled; a pass that changes nothing writes nothing.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if r.Workers == 0 {
+		r.Workers = 10
+	}
+	err := ctrl.NewControllerManagedBy(mgr).
+		Named("rollout").
+		For(&v1alpha1.Rollout{}).
+		Owns(&appsv1.ReplicaSet{}).
+		Watches(&corev1.Service{}, handler.EnqueueRequestsFromMapFunc(r.rolloutsOfService)).
+		WithOptions(controller.Options{MaxConcurrentReconciles: r.Workers}).
+		Complete(r)
+	if err != nil {
+		return fmt.Errorf("setting up the Rollout controller: %w", err)
+	}
+	return nil
+}
+
+// rolloutsOfService wakes the Rollouts of the Service's namespace that name
+// it, so a Service created after its Rollout unblocks the Rollout at once.
+func (r *Reconciler) rolloutsOfService(ctx context.Context, o client.Object) []reconcile.Request {
+	var list v1alpha1.RolloutList
+	if err := r.Client.List(ctx, &list, client.InNamespace(o.GetNamespace())); err != nil {
+		return nil
+	}
+	var reqs []reconcile.Request
+	for _, ro := range list.Items {
+		for _, name := range serviceNames(&ro) {
+			if name == o.GetName() {
+				reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&ro)})
+				break
+			}
+		}
+	}
+	return reqs
+}
+
+// Reconcile brings the ReplicaSets and Services of one Rollout a step closer
+// to its spec and writes the status once.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	ro := &v1alpha1.Rollout{}
+	if err := r.Client.Get(ctx, req.NamespacedName, ro); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !ro.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, nil
+	}
+	p := newPass(r, ro)
+	if err := p.sync(ctx); err != nil {
+		return ctrl.Result{}, err
+	}
+	if err := p.writeStatus(ctx); err != nil {
+		return ctrl.Result{}, err
+	}
+	return ctrl.Result{RequeueAfter: p.requeue}, nil
+}
+
+// pass is one reconciliation of one Rollout: what was read, and the status
+// being built.
+type pass struct {
+	r        *Reconciler
+	ro       *v1alpha1.Rollout
+	status   *v1alpha1.RolloutStatus
+	now      time.Time
+	replicas int32
+	hash     string
+
+	allRS     []*appsv1.ReplicaSet
+	newRS     *appsv1.ReplicaSet
+	active    *corev1.Service
+	preview   *corev1.Service
+	canarySvc *corev1.Service
+	stableSvc *corev1.Service
+	created   bool
+	invalid   bool
+	requeue   time.Duration
+	revision  int64
+}
+
+func newPass(r *Reconciler, ro *v1alpha1.Rollout) *pass {
+	return &pass{
+		r:        r,
+		ro:       ro,
+		status:   ro.Status.DeepCopy(),
+		now:      r.now(),
+		replicas: rollout.Replicas(ro),
+	}
+}
+
+// requeueAfter asks for the next pass within d.
+func (p *pass) requeueAfter(d time.Duration) {
+	if d <= 0 {
+		d = 10 * time.Millisecond
+	}
+	if p.requeue == 0 || d < p.requeue {
+		p.requeue = d
+	}
+}
+
+func (p *pass) metaNow() metav1.Time { return metav1.NewTime(p.now) }
+
+// event records a Normal event on the Rollout.
+func (p *pass) event(reason, format string, args ...any) {
+	p.eventOfType(corev1.EventTypeNormal, reason, format, args...)
+}
+
+func (p *pass) eventOfType(eventType, reason, format string, args ...any) {
+	if p.r.Recorder == nil {
+		return
+	}
+	p.r.Recorder.Eventf(p.ro, nil, eventType, reason, "Reconcile", format, args...)
+}
+
+// sync does the work of the pass; the status is written by the caller.
+func (p *pass) sync(ctx context.Context) error {
+	p.status.ObservedGeneration = strconv.FormatInt(p.ro.Generation, 10)
+	if msg := validate(p.ro); msg != "" {
+		p.setInvalid(msg)
+		return nil
+	}
+	if err := p.loadServices(ctx); err != nil {
+		var missing *missingServiceError
+		if errors.As(err, &missing) {
+			p.setInvalid(missing.Error())
+			return nil
+		}
+		return err
+	}
+	rollout.RemoveCondition(p.status, v1alpha1.InvalidSpec)
+	p.reportUnsupported()
+	if err := p.loadReplicaSets(ctx); err != nil {
+		return err
+	}
+	p.hash = rollout.PodTemplateHash(&p.ro.Spec.Template, p.status.CollisionCount)
+	p.startRevisionIfNew()
+	if err := p.ensureNewReplicaSet(ctx); err != nil {
+		return err
+	}
+	if p.newRS == nil {
+		// Paused before the new revision got its ReplicaSet: nothing moves.
+		p.computeStatus()
+		return nil
+	}
+	if p.status.Abort && p.status.AbortedAt == nil {
+		at := p.metaNow()
+		p.status.AbortedAt = &at
+		p.eventOfType(corev1.EventTypeWarning, string(rollout.ReasonRolloutAborted), "Rollout aborted update to revision %d", p.revision)
+	}
+	var err error
+	if p.ro.Spec.Strategy.BlueGreen != nil {
+		err = p.syncBlueGreen(ctx)
+	} else {
+		err = p.syncCanary(ctx)
+	}
+	if err != nil {
+		return err
+	}
+	if err := p.restartPods(ctx); err != nil {
+		return err
+	}
+	if err := p.cleanupHistory(ctx); err != nil {
+		return err
+	}
+	p.computeStatus()
+	return nil
+}
+
+// writeStatus writes the status when the pass changed it.
+func (p *pass) writeStatus(ctx context.Context) error {
+	updated := p.ro.DeepCopy()
+	updated.Status = *p.status
+	updated.Status.Phase, updated.Status.Message = rollout.Phase(updated)
+	if equality.Semantic.DeepEqual(p.ro.Status, updated.Status) {
+		return nil
+	}
+	if err := p.r.Client.Status().Update(ctx, updated); err != nil {
+		return fmt.Errorf("writing the status of Rollout %s/%s: %w", p.ro.Namespace, p.ro.Name, err)
+	}
+	return nil
+}

@@ -1,0 +1,279 @@
+package rollout
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/util/retry"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/yaml"
+
+	"github.com/skiffcd/skiff/api/v1alpha1"
+	"github.com/skiffcd/skiff/internal/crds"
+	"github.com/skiffcd/skiff/internal/rollout"
+	"github.com/skiffcd/skiff/internal/testcluster"
+)
+
+var cluster *testcluster.Cluster
+
+func TestMain(m *testing.M) {
+	os.Exit(testcluster.RunMain(m, func(c *testcluster.Cluster) {
+		cluster = c
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := crds.Install(ctx, c.Config, time.Minute); err != nil {
+			panic(err)
+		}
+	}))
+}
+
+// startController runs the Rollout controller until the test ends and
+// returns a direct (uncached) client.
+func startController(t *testing.T) client.Client {
+	t.Helper()
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	if err := v1alpha1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	mgr, err := ctrl.NewManager(cluster.Config, ctrl.Options{
+		Scheme:                 scheme,
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("rollouts-controller")}
+	if err := r.SetupWithManager(mgr); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	t.Cleanup(func() { cancel(); <-done })
+	go func() {
+		defer close(done)
+		if err := mgr.Start(ctx); err != nil {
+			t.Errorf("manager: %v", err)
+		}
+	}()
+	direct, err := client.New(cluster.Config, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return direct
+}
+
+// readRollout decodes testdata/<file> as a Rollout in ns.
+func readRollout(t *testing.T, file, ns string) *v1alpha1.Rollout {
+	t.Helper()
+	data, err := os.ReadFile("testdata/" + file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ro := &v1alpha1.Rollout{}
+	if err := yaml.UnmarshalStrict(data, ro); err != nil {
+		t.Fatal(err)
+	}
+	ro.Namespace = ns
+	return ro
+}
+
+// createServices creates every Service of testdata/<file> in ns.
+func createServices(t *testing.T, c client.Client, file, ns string) {
+	t.Helper()
+	data, err := os.ReadFile("testdata/" + file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
+	for {
+		svc := &corev1.Service{}
+		if err := dec.Decode(svc); errors.Is(err, io.EOF) {
+			return
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		svc.Namespace = ns
+		if err := c.Create(context.Background(), svc); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func create(t *testing.T, c client.Client, obj client.Object) {
+	t.Helper()
+	if err := c.Create(context.Background(), obj); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// waitFor polls the Rollout every 100 ms until done says so, for up to 60 s.
+func waitFor(t *testing.T, c client.Client, ro *v1alpha1.Rollout, what string, done func(*v1alpha1.Rollout) bool) *v1alpha1.Rollout {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		got := &v1alpha1.Rollout{}
+		err := c.Get(context.Background(), client.ObjectKeyFromObject(ro), got)
+		if err == nil && done(got) {
+			return got
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s; last status: %s (err %v)", what, describe(got), err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// waitUntil polls cond every 100 ms for up to 60 s.
+func waitUntil(t *testing.T, what string, cond func() (bool, string)) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		ok, last := cond()
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s; last: %s", what, last)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func describe(ro *v1alpha1.Rollout) string {
+	s := ro.Status
+	step := "nil"
+	if s.CurrentStepIndex != nil {
+		step = fmt.Sprint(*s.CurrentStepIndex)
+	}
+	return fmt.Sprintf("phase=%s message=%q pod=%s stable=%s active=%s preview=%s step=%s pauses=%v abort=%v replicas=%d updated=%d available=%d conditions=%v",
+		s.Phase, s.Message, s.CurrentPodHash, s.StableRS, s.BlueGreen.ActiveSelector, s.BlueGreen.PreviewSelector, step, s.PauseConditions, s.Abort,
+		s.Replicas, s.UpdatedReplicas, s.AvailableReplicas, s.Conditions)
+}
+
+func phaseIs(phase v1alpha1.RolloutPhase) func(*v1alpha1.Rollout) bool {
+	return func(ro *v1alpha1.Rollout) bool {
+		return ro.Status.Phase == phase && ro.Status.ObservedGeneration == fmt.Sprint(ro.Generation)
+	}
+}
+
+// healthyAt waits until the rollout is Healthy on the revision of its
+// current template.
+func healthyAt(ro *v1alpha1.Rollout) bool {
+	return phaseIs(v1alpha1.RolloutPhaseHealthy)(ro) &&
+		ro.Status.CurrentPodHash == rollout.PodTemplateHash(&ro.Spec.Template, ro.Status.CollisionCount)
+}
+
+// replicaSets returns the Rollout's ReplicaSets by pod template hash.
+func replicaSets(t *testing.T, c client.Client, ro *v1alpha1.Rollout) map[string]*appsv1.ReplicaSet {
+	t.Helper()
+	var list appsv1.ReplicaSetList
+	if err := c.List(context.Background(), &list, client.InNamespace(ro.Namespace)); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]*appsv1.ReplicaSet{}
+	for i := range list.Items {
+		rs := &list.Items[i]
+		out[rs.Labels[rollout.PodTemplateHashLabel]] = rs
+	}
+	return out
+}
+
+// rsCounts is "spec/available" of the ReplicaSet of hash, "-" when absent.
+func rsCounts(t *testing.T, c client.Client, ro *v1alpha1.Rollout, hash string) string {
+	t.Helper()
+	rs := replicaSets(t, c, ro)[hash]
+	if rs == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%d/%d", ptr.Deref(rs.Spec.Replicas, 0), rs.Status.AvailableReplicas)
+}
+
+// service returns the Service's rollouts-pod-template-hash selector.
+func serviceHash(t *testing.T, c client.Client, ns, name string) string {
+	t.Helper()
+	svc := &corev1.Service{}
+	if err := c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, svc); err != nil {
+		t.Fatal(err)
+	}
+	return svc.Spec.Selector[rollout.PodTemplateHashLabel]
+}
+
+// setImage changes the image of the first container, as
+// `kubectl argo rollouts set image` does, and returns the new hash.
+func setImage(t *testing.T, c client.Client, ro *v1alpha1.Rollout, image string) string {
+	t.Helper()
+	return editSpec(t, c, ro, func(spec *v1alpha1.RolloutSpec) { spec.Template.Spec.Containers[0].Image = image })
+}
+
+// editSpec changes the Rollout spec and returns the new pod template hash.
+func editSpec(t *testing.T, c client.Client, ro *v1alpha1.Rollout, edit func(*v1alpha1.RolloutSpec)) string {
+	t.Helper()
+	var hash string
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		got := &v1alpha1.Rollout{}
+		if err := c.Get(context.Background(), client.ObjectKeyFromObject(ro), got); err != nil {
+			return err
+		}
+		edit(&got.Spec)
+		hash = rollout.PodTemplateHash(&got.Spec.Template, got.Status.CollisionCount)
+		return c.Update(context.Background(), got)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return hash
+}
+
+// patchStatus applies a merge patch to the status subresource, as the
+// kubectl plugin does for abort, retry and promote.
+func patchStatus(t *testing.T, c client.Client, ro *v1alpha1.Rollout, patch string) {
+	t.Helper()
+	obj := &v1alpha1.Rollout{}
+	obj.Namespace, obj.Name = ro.Namespace, ro.Name
+	if err := c.Status().Patch(context.Background(), obj, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
+		t.Fatalf("patching status with %s: %v", patch, err)
+	}
+}
+
+// promote does what `kubectl argo rollouts promote` does: clear the pause
+// conditions, or, for a canary that is not paused, skip the current step.
+func promote(t *testing.T, c client.Client, ro *v1alpha1.Rollout) {
+	t.Helper()
+	got := &v1alpha1.Rollout{}
+	if err := c.Get(context.Background(), client.ObjectKeyFromObject(ro), got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Spec.Strategy.Canary != nil && len(got.Status.PauseConditions) == 0 && got.Status.CurrentStepIndex != nil {
+		patchStatus(t, c, ro, fmt.Sprintf(`{"status":{"pauseConditions":null,"currentStepIndex":%d}}`, *got.Status.CurrentStepIndex+1))
+		return
+	}
+	patchStatus(t, c, ro, `{"status":{"pauseConditions":null}}`)
+}
+
+func condition(ro *v1alpha1.Rollout, t v1alpha1.RolloutConditionType) v1alpha1.RolloutCondition {
+	if c := rollout.GetCondition(&ro.Status, t); c != nil {
+		return *c
+	}
+	return v1alpha1.RolloutCondition{}
+}

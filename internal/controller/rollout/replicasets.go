@@ -1,0 +1,359 @@
+package rollout
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/skiffcd/skiff/api/v1alpha1"
+	"github.com/skiffcd/skiff/internal/rollout"
+)
+
+// loadReplicaSets reads the ReplicaSets this Rollout controls.
+func (p *pass) loadReplicaSets(ctx context.Context) error {
+	var list appsv1.ReplicaSetList
+	if err := p.r.Client.List(ctx, &list, client.InNamespace(p.ro.Namespace)); err != nil {
+		return fmt.Errorf("listing ReplicaSets of Rollout %s/%s: %w", p.ro.Namespace, p.ro.Name, err)
+	}
+	p.allRS = nil
+	for i := range list.Items {
+		rs := &list.Items[i]
+		if owner := metav1.GetControllerOf(rs); owner != nil && owner.UID == p.ro.UID && rs.DeletionTimestamp.IsZero() {
+			p.allRS = append(p.allRS, rs)
+		}
+	}
+	sort.Slice(p.allRS, func(i, j int) bool { return revisionOf(p.allRS[i]) < revisionOf(p.allRS[j]) })
+	return nil
+}
+
+// rsByHash returns the ReplicaSet of a pod template hash, or nil.
+func (p *pass) rsByHash(hash string) *appsv1.ReplicaSet {
+	if hash == "" {
+		return nil
+	}
+	for _, rs := range p.allRS {
+		if rs.Labels[rollout.PodTemplateHashLabel] == hash {
+			return rs
+		}
+	}
+	return nil
+}
+
+func revisionOf(rs *appsv1.ReplicaSet) int64 {
+	v, _ := strconv.ParseInt(rs.Annotations[AnnotationRevision], 10, 64)
+	return v
+}
+
+func specReplicas(rs *appsv1.ReplicaSet) int32 {
+	if rs == nil || rs.Spec.Replicas == nil {
+		return 0
+	}
+	return *rs.Spec.Replicas
+}
+
+func available(rs *appsv1.ReplicaSet) int32 {
+	if rs == nil {
+		return 0
+	}
+	return rs.Status.AvailableReplicas
+}
+
+// saturated says rs runs n pods, all of them available.
+func saturated(rs *appsv1.ReplicaSet, n int32) bool {
+	return rs != nil && specReplicas(rs) == n && rs.Status.AvailableReplicas >= n
+}
+
+// startRevisionIfNew resets the per-update status when the pod template or
+// the steps changed: pauses, abort and promote-full belong to one update. A
+// template that returns to the stable one (an undo) skips all steps.
+func (p *pass) startRevisionIfNew() {
+	st := p.status
+	stepHash := rollout.StepHash(p.ro.Spec.Strategy)
+	if st.CurrentPodHash == p.hash && st.CurrentStepHash == stepHash {
+		return
+	}
+	first := st.CurrentPodHash == ""
+	st.CurrentPodHash = p.hash
+	st.CurrentStepHash = stepHash
+	st.PauseConditions = nil
+	st.ControllerPause = false
+	st.Abort = false
+	st.AbortedAt = nil
+	st.PromoteFull = false
+	st.CurrentStepIndex = nil
+	canary := p.ro.Spec.Strategy.Canary
+	if canary == nil || len(canary.Steps) == 0 {
+		return
+	}
+	index := int32(0)
+	if st.StableRS == "" || st.StableRS == p.hash {
+		index = int32(len(canary.Steps))
+		if !first && st.StableRS == p.hash {
+			p.event("SkipSteps", "Rollback to stable ReplicaSets")
+		}
+	}
+	st.CurrentStepIndex = &index
+}
+
+// ensureNewReplicaSet finds or creates the ReplicaSet of the current pod
+// template. A ReplicaSet brought back by an undo gets the next revision.
+func (p *pass) ensureNewReplicaSet(ctx context.Context) error {
+	var maxRevision int64
+	for _, rs := range p.allRS {
+		if rs.Labels[rollout.PodTemplateHashLabel] != p.hash {
+			maxRevision = max(maxRevision, revisionOf(rs))
+		}
+	}
+	p.revision = maxRevision + 1
+	if rs := p.rsByHash(p.hash); rs != nil {
+		p.newRS = rs
+		if revisionOf(rs) < p.revision {
+			return p.setAnnotation(ctx, rs, AnnotationRevision, strconv.FormatInt(p.revision, 10))
+		}
+		p.revision = revisionOf(rs)
+		return nil
+	}
+	if p.ro.Spec.Paused {
+		return nil
+	}
+	rs := p.newReplicaSet()
+	err := p.r.Client.Create(ctx, rs)
+	if apierrors.IsAlreadyExists(err) {
+		return p.adoptOrCollide(ctx, rs)
+	}
+	if err != nil {
+		return fmt.Errorf("creating ReplicaSet %s/%s: %w", rs.Namespace, rs.Name, err)
+	}
+	p.newRS, p.created = rs, true
+	p.allRS = append(p.allRS, rs)
+	p.event(eventReasonNewReplicaSetCreated, "Created ReplicaSet %s (revision %d)", rs.Name, p.revision)
+	return nil
+}
+
+// adoptOrCollide handles a ReplicaSet name already taken: by our own
+// ReplicaSet the cache has not shown yet (retry), or by another object, in
+// which case the collision count changes the hash, as in Kubernetes.
+func (p *pass) adoptOrCollide(ctx context.Context, want *appsv1.ReplicaSet) error {
+	existing := &appsv1.ReplicaSet{}
+	if err := p.r.APIReader.Get(ctx, client.ObjectKeyFromObject(want), existing); err != nil {
+		return fmt.Errorf("reading ReplicaSet %s/%s: %w", want.Namespace, want.Name, err)
+	}
+	if owner := metav1.GetControllerOf(existing); owner != nil && owner.UID == p.ro.UID {
+		return fmt.Errorf("ReplicaSet %s/%s exists but is not in the cache yet", want.Namespace, want.Name)
+	}
+	p.status.CollisionCount = ptr.To(ptr.Deref(p.status.CollisionCount, 0) + 1)
+	p.requeueAfter(0)
+	return nil
+}
+
+// newReplicaSet builds the ReplicaSet of the current pod template, at 0
+// replicas: the strategy sizes it.
+func (p *pass) newReplicaSet() *appsv1.ReplicaSet {
+	template := p.ro.Spec.Template.DeepCopy()
+	template.Labels = withHash(template.Labels, p.hash)
+	selector := p.ro.Spec.Selector.DeepCopy()
+	selector.MatchLabels = withHash(selector.MatchLabels, p.hash)
+	return &appsv1.ReplicaSet{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:            p.ro.Name + "-" + p.hash,
+			Namespace:       p.ro.Namespace,
+			Labels:          withHash(p.ro.Spec.Template.Labels, p.hash),
+			Annotations:     map[string]string{AnnotationRevision: strconv.FormatInt(p.revision, 10)},
+			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(p.ro, v1alpha1.GroupVersion.WithKind("Rollout"))},
+		},
+		Spec: appsv1.ReplicaSetSpec{
+			Replicas:        ptr.To[int32](0),
+			MinReadySeconds: p.ro.Spec.MinReadySeconds,
+			Selector:        selector,
+			Template:        *template,
+		},
+	}
+}
+
+func withHash(labels map[string]string, hash string) map[string]string {
+	out := make(map[string]string, len(labels)+1)
+	for k, v := range labels {
+		out[k] = v
+	}
+	out[rollout.PodTemplateHashLabel] = hash
+	return out
+}
+
+// scale sets the replicas of rs (and its minReadySeconds, which follows
+// the Rollout's).
+func (p *pass) scale(ctx context.Context, rs *appsv1.ReplicaSet, replicas int32) error {
+	if rs == nil {
+		return nil
+	}
+	old := specReplicas(rs)
+	if old == replicas && rs.Spec.MinReadySeconds == p.ro.Spec.MinReadySeconds {
+		return nil
+	}
+	patch := client.MergeFrom(rs.DeepCopy())
+	rs.Spec.Replicas = ptr.To(replicas)
+	rs.Spec.MinReadySeconds = p.ro.Spec.MinReadySeconds
+	if err := p.r.Client.Patch(ctx, rs, patch); err != nil {
+		return fmt.Errorf("scaling ReplicaSet %s/%s to %d: %w", rs.Namespace, rs.Name, replicas, err)
+	}
+	switch {
+	case replicas > old:
+		p.event(eventReasonScalingReplicaSet, "Scaled up ReplicaSet %s (revision %d) from %d to %d", rs.Name, revisionOf(rs), old, replicas)
+	case replicas < old:
+		p.event(eventReasonScalingReplicaSet, "Scaled down ReplicaSet %s (revision %d) from %d to %d", rs.Name, revisionOf(rs), old, replicas)
+	}
+	return nil
+}
+
+// setAnnotation sets (value != "") or removes (value == "") an annotation of rs.
+func (p *pass) setAnnotation(ctx context.Context, rs *appsv1.ReplicaSet, key, value string) error {
+	current, has := rs.Annotations[key]
+	if (value == "" && !has) || (value != "" && current == value) {
+		return nil
+	}
+	patch := client.MergeFrom(rs.DeepCopy())
+	if value == "" {
+		delete(rs.Annotations, key)
+	} else {
+		if rs.Annotations == nil {
+			rs.Annotations = map[string]string{}
+		}
+		rs.Annotations[key] = value
+	}
+	if err := p.r.Client.Patch(ctx, rs, patch); err != nil {
+		return fmt.Errorf("annotating ReplicaSet %s/%s: %w", rs.Namespace, rs.Name, err)
+	}
+	return nil
+}
+
+// scaleDownAfter scales rs to 0 once delay has passed since the deadline
+// was first set, keeping the deadline in the scale-down-deadline annotation
+// as Argo Rollouts does, so it survives restarts.
+func (p *pass) scaleDownAfter(ctx context.Context, rs *appsv1.ReplicaSet, delay time.Duration) error {
+	if rs == nil || specReplicas(rs) == 0 {
+		return p.setAnnotation(ctx, rs, AnnotationScaleDownDeadline, "")
+	}
+	deadline, err := time.Parse(time.RFC3339, rs.Annotations[AnnotationScaleDownDeadline])
+	if err != nil {
+		deadline = p.now.Add(delay)
+		if err := p.setAnnotation(ctx, rs, AnnotationScaleDownDeadline, deadline.UTC().Format(time.RFC3339)); err != nil {
+			return err
+		}
+	}
+	if wait := deadline.Sub(p.now); wait > 0 {
+		p.requeueAfter(wait)
+		return nil
+	}
+	if err := p.scale(ctx, rs, 0); err != nil {
+		return err
+	}
+	return p.setAnnotation(ctx, rs, AnnotationScaleDownDeadline, "")
+}
+
+// cleanupHistory deletes the oldest ReplicaSets at 0 replicas beyond
+// revisionHistoryLimit.
+func (p *pass) cleanupHistory(ctx context.Context) error {
+	limit := int(ptr.Deref(p.ro.Spec.RevisionHistoryLimit, defaultRevisionHistoryLimit))
+	var old []*appsv1.ReplicaSet
+	for _, rs := range p.allRS {
+		hash := rs.Labels[rollout.PodTemplateHashLabel]
+		if rs == p.newRS || hash == p.status.StableRS || hash == p.status.BlueGreen.ActiveSelector {
+			continue
+		}
+		if specReplicas(rs) == 0 && rs.Status.Replicas == 0 {
+			old = append(old, rs)
+		}
+	}
+	kept := p.allRS[:0]
+	for i, rs := range old {
+		if i >= len(old)-limit {
+			break
+		}
+		if err := p.r.Client.Delete(ctx, rs); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("deleting old ReplicaSet %s/%s: %w", rs.Namespace, rs.Name, err)
+		}
+		rs.DeletionTimestamp = ptr.To(p.metaNow())
+	}
+	for _, rs := range p.allRS {
+		if rs.DeletionTimestamp.IsZero() {
+			kept = append(kept, rs)
+		}
+	}
+	p.allRS = kept
+	return nil
+}
+
+// restartPods honours spec.restartAt: pods created before it are deleted,
+// oldest first, no more at a time than maxUnavailable allows, and
+// status.restartedAt is set once none is left.
+func (p *pass) restartPods(ctx context.Context) error {
+	at := p.ro.Spec.RestartAt
+	if at == nil || (p.status.RestartedAt != nil && !p.status.RestartedAt.Before(at)) {
+		return nil
+	}
+	if wait := at.Sub(p.now); wait > 0 {
+		p.requeueAfter(wait)
+		return nil
+	}
+	owned := map[string]*appsv1.ReplicaSet{}
+	for _, rs := range p.allRS {
+		owned[rs.Name] = rs
+	}
+	var pods corev1.PodList
+	if err := p.r.APIReader.List(ctx, &pods, client.InNamespace(p.ro.Namespace)); err != nil {
+		return fmt.Errorf("listing pods of Rollout %s/%s: %w", p.ro.Namespace, p.ro.Name, err)
+	}
+	var stale []*corev1.Pod
+	for i := range pods.Items {
+		pod := &pods.Items[i]
+		owner := metav1.GetControllerOf(pod)
+		if owner == nil || owned[owner.Name] == nil || !pod.DeletionTimestamp.IsZero() {
+			continue
+		}
+		if pod.CreationTimestamp.Before(at) {
+			stale = append(stale, pod)
+		}
+	}
+	if len(stale) == 0 {
+		restarted := *at
+		p.status.RestartedAt = &restarted
+		p.event("RolloutRestarted", "Rollout restarted all pods created before %s", at.UTC().Format(time.RFC3339))
+		return nil
+	}
+	sort.Slice(stale, func(i, j int) bool { return stale[i].CreationTimestamp.Before(&stale[j].CreationTimestamp) })
+	var unavailable int32
+	for _, rs := range p.allRS {
+		unavailable += max(0, specReplicas(rs)-rs.Status.AvailableReplicas)
+	}
+	budget := p.maxUnavailable() - unavailable
+	for i := 0; i < len(stale) && int32(i) < budget; i++ {
+		if err := p.r.Client.Delete(ctx, stale[i]); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("restarting pod %s/%s: %w", stale[i].Namespace, stale[i].Name, err)
+		}
+		p.event("RestartingPod", "Restarting pod %s", stale[i].Name)
+	}
+	p.requeueAfter(restartRequeueInterval)
+	return nil
+}
+
+// maxUnavailable is how many pods may be down at once while restarting:
+// the strategy's maxUnavailable (blue-green 0, canary 25%), at least one.
+func (p *pass) maxUnavailable() int32 {
+	var n int32
+	if bg := p.ro.Spec.Strategy.BlueGreen; bg != nil {
+		if bg.MaxUnavailable != nil {
+			n = rollout.MaxUnavailableCount(bg.MaxUnavailable, p.replicas)
+		}
+	} else {
+		n = rollout.MaxUnavailableCount(p.ro.Spec.Strategy.Canary.MaxUnavailable, p.replicas)
+	}
+	return max(n, 1)
+}
