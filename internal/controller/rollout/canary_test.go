@@ -1,0 +1,172 @@
+package rollout
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	eventsv1 "k8s.io/api/events/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/skiffcd/skiff/api/v1alpha1"
+)
+
+// startCanary creates the canary of testdata/canary.yml with its Services,
+// waits for its first revision, updates the image and waits for the first
+// pause (step 1, after setWeight 20). It returns the stable and new hashes.
+func startCanary(t *testing.T, c client.Client, ns string) (ro *v1alpha1.Rollout, stable, canary string) {
+	t.Helper()
+	createServices(t, c, "canary-services.yml", ns)
+	ro = readRollout(t, "canary.yml", ns)
+	create(t, c, ro)
+	first := waitFor(t, c, ro, "first revision Healthy", healthyAt)
+	stable = first.Status.CurrentPodHash
+	if step := ptr.Deref(first.Status.CurrentStepIndex, -1); step != 6 {
+		t.Errorf("first revision step index = %d, want 6 (steps skipped)", step)
+	}
+	canary = setImage(t, c, ro, "argoproj/rollouts-demo:yellow")
+	waitAtPause(t, c, ro, canary, 1)
+	return ro, stable, canary
+}
+
+// waitAtPause waits until the canary is paused at step index.
+func waitAtPause(t *testing.T, c client.Client, ro *v1alpha1.Rollout, hash string, index int32) *v1alpha1.Rollout {
+	t.Helper()
+	return waitFor(t, c, ro, "the pause at step "+string(rune('0'+index)), func(ro *v1alpha1.Rollout) bool {
+		return phaseIs(v1alpha1.RolloutPhasePaused)(ro) && ro.Status.CurrentPodHash == hash &&
+			ptr.Deref(ro.Status.CurrentStepIndex, -1) == index
+	})
+}
+
+// waitForSplit waits until the canary and stable ReplicaSets run and have
+// available the given numbers of pods.
+func waitForSplit(t *testing.T, c client.Client, ro *v1alpha1.Rollout, canaryHash, stableHash, canary, stable string) {
+	t.Helper()
+	waitUntil(t, "canary "+canary+" stable "+stable, func() (bool, string) {
+		gotCanary, gotStable := rsCounts(t, c, ro, canaryHash), rsCounts(t, c, ro, stableHash)
+		return gotCanary == canary && gotStable == stable, "canary " + gotCanary + " stable " + gotStable
+	})
+}
+
+// The issue's canary: [setWeight 20, pause {}, setWeight 40, pause 2s,
+// setWeight 60, setWeight 80] on 10 replicas, promoted through its pause.
+func TestCanaryStepsSplitReplicasAndPromote(t *testing.T) {
+	c := startController(t)
+	ns := cluster.Namespace(t)
+	ro, stable, canary := startCanary(t, c, ns)
+
+	paused := waitAtPause(t, c, ro, canary, 1)
+	if len(paused.Status.PauseConditions) != 1 || paused.Status.PauseConditions[0].Reason != v1alpha1.PauseReasonCanaryPauseStep ||
+		paused.Status.Message != "CanaryPauseStep" || !paused.Status.ControllerPause {
+		t.Errorf("paused status: %s", describe(paused))
+	}
+	if paused.Status.StableRS != stable || paused.Status.CurrentStepHash == "" {
+		t.Errorf("stableRS %s stepHash %q, want %s and a step hash", paused.Status.StableRS, paused.Status.CurrentStepHash, stable)
+	}
+	waitForSplit(t, c, ro, canary, stable, "2/2", "8/8")
+	if cs, ss := serviceHash(t, c, ns, "canary-demo-preview"), serviceHash(t, c, ns, "canary-demo"); cs != canary || ss != stable {
+		t.Errorf("canary Service selects %s, stable Service %s; want %s and %s", cs, ss, canary, stable)
+	}
+
+	promote(t, c, ro)
+	waitAtPause(t, c, ro, canary, 3)
+	pausedAt := time.Now()
+	waitForSplit(t, c, ro, canary, stable, "4/4", "6/6")
+	waitFor(t, c, ro, "the 2 s pause to end", func(ro *v1alpha1.Rollout) bool {
+		return ptr.Deref(ro.Status.CurrentStepIndex, -1) > 3
+	})
+	if waited := time.Since(pausedAt); waited < time.Second {
+		t.Errorf("the 2 s pause ended after %s", waited)
+	}
+
+	got := waitFor(t, c, ro, "Healthy on the new revision", healthyAt)
+	if got.Status.StableRS != canary || ptr.Deref(got.Status.CurrentStepIndex, -1) != 6 || len(got.Status.PauseConditions) > 0 {
+		t.Errorf("final status: %s", describe(got))
+	}
+	if counts := rsCounts(t, c, ro, stable); !strings.HasPrefix(counts, "0/") {
+		t.Errorf("old stable ReplicaSet = %s, want 0 replicas", counts)
+	}
+	if ss := serviceHash(t, c, ns, "canary-demo"); ss != canary {
+		t.Errorf("stable Service selects %s after promotion, want %s", ss, canary)
+	}
+
+	var events eventsv1.EventList
+	if err := c.List(context.Background(), &events, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	steps := 0
+	for _, e := range events.Items {
+		if e.Reason == "RolloutStepCompleted" && e.Regarding.Name == ro.Name {
+			steps++
+		}
+	}
+	if steps < 6 {
+		t.Errorf("%d RolloutStepCompleted events, want one per step (6)", steps)
+	}
+}
+
+// Abort mid-way sends everything back to stable and reports Degraded;
+// retry starts the steps again.
+func TestCanaryAbortAndRetry(t *testing.T) {
+	c := startController(t)
+	ns := cluster.Namespace(t)
+	ro, stable, canary := startCanary(t, c, ns)
+	waitForSplit(t, c, ro, canary, stable, "2/2", "8/8")
+
+	patchStatus(t, c, ro, `{"status":{"abort":true}}`)
+	got := waitFor(t, c, ro, "Degraded", phaseIs(v1alpha1.RolloutPhaseDegraded))
+	if got.Status.Message != "RolloutAborted: Rollout aborted update to revision 2" {
+		t.Errorf("message = %q", got.Status.Message)
+	}
+	waitForSplit(t, c, ro, canary, stable, "0/0", "10/10")
+	got = waitFor(t, c, ro, "the step index back at 0", func(ro *v1alpha1.Rollout) bool {
+		return ptr.Deref(ro.Status.CurrentStepIndex, -1) == 0
+	})
+	if got.Status.StableRS != stable || len(got.Status.PauseConditions) > 0 {
+		t.Errorf("aborted status: %s", describe(got))
+	}
+	if ss := serviceHash(t, c, ns, "canary-demo"); ss != stable {
+		t.Errorf("stable Service selects %s after abort, want %s", ss, stable)
+	}
+
+	patchStatus(t, c, ro, `{"status":{"abort":false}}`)
+	waitAtPause(t, c, ro, canary, 1)
+	waitForSplit(t, c, ro, canary, stable, "2/2", "8/8")
+}
+
+// promote --full skips the remaining steps.
+func TestCanaryPromoteFull(t *testing.T) {
+	c := startController(t)
+	ns := cluster.Namespace(t)
+	ro, stable, canary := startCanary(t, c, ns)
+
+	patchStatus(t, c, ro, `{"status":{"promoteFull":true}}`)
+	got := waitFor(t, c, ro, "Healthy on the new revision", healthyAt)
+	if got.Status.StableRS != canary || ptr.Deref(got.Status.CurrentStepIndex, -1) != 6 {
+		t.Errorf("status after promote --full: %s", describe(got))
+	}
+	waitForSplit(t, c, ro, canary, stable, "10/10", "0/0")
+}
+
+// Undo (the template back to the stable one) goes straight back to stable
+// without steps, and the stable ReplicaSet becomes the newest revision.
+func TestCanaryUndoToStableSkipsSteps(t *testing.T) {
+	c := startController(t)
+	ns := cluster.Namespace(t)
+	ro, stable, canary := startCanary(t, c, ns)
+	waitForSplit(t, c, ro, canary, stable, "2/2", "8/8")
+
+	if back := setImage(t, c, ro, "argoproj/rollouts-demo:blue"); back != stable {
+		t.Fatalf("undo gave hash %s, want the stable %s", back, stable)
+	}
+	got := waitFor(t, c, ro, "Healthy on the stable revision", healthyAt)
+	if got.Status.StableRS != stable || ptr.Deref(got.Status.CurrentStepIndex, -1) != 6 {
+		t.Errorf("status after undo: %s", describe(got))
+	}
+	waitForSplit(t, c, ro, canary, stable, "0/0", "10/10")
+	if rev := replicaSets(t, c, ro)[stable].Annotations[AnnotationRevision]; rev != "3" {
+		t.Errorf("stable ReplicaSet revision after undo = %q, want 3", rev)
+	}
+}
