@@ -225,3 +225,39 @@ func TestBlueGreenMissingActiveServiceCreatesNoPods(t *testing.T) {
 	createServices(t, c, "rollout-service.yml", ns)
 	waitFor(t, c, ro, "Healthy once the Service exists", healthyAt)
 }
+
+// previewReplicaCount runs only that many new pods before promotion, and
+// autoPromotionSeconds promotes on its own after the pause.
+func TestBlueGreenPreviewReplicaCountAndAutoPromotionSeconds(t *testing.T) {
+	c := startController(t)
+	ns := cluster.Namespace(t)
+	createServices(t, c, "rollout-service.yml", ns)
+	createServices(t, c, "rollout-preview-service.yml", ns)
+	ro := readRollout(t, "rollout-bg-test.yml", ns)
+	ro.Spec.Replicas = ptr.To[int32](3)
+	ro.Spec.Strategy.BlueGreen.PreviewService = "rollout-preview-service"
+	ro.Spec.Strategy.BlueGreen.PreviewReplicaCount = ptr.To[int32](1)
+	ro.Spec.Strategy.BlueGreen.AutoPromotionSeconds = 2
+	ro.Spec.Strategy.BlueGreen.ScaleDownDelaySeconds = ptr.To[int32](1)
+	create(t, c, ro)
+	first := waitFor(t, c, ro, "first revision Healthy", healthyAt).Status.CurrentPodHash
+
+	newHash := setImage(t, c, ro, "nginx:stable")
+	waitFor(t, c, ro, "BlueGreenPause", func(ro *v1alpha1.Rollout) bool {
+		return phaseIs(v1alpha1.RolloutPhasePaused)(ro) && ro.Status.CurrentPodHash == newHash
+	})
+	pausedAt := time.Now()
+	if counts := rsCounts(t, c, ro, newHash); counts != "1/1" {
+		t.Errorf("new ReplicaSet before promotion = %s, want the 1 preview pod", counts)
+	}
+	if a := serviceHash(t, c, ns, "rollout-active-service"); a != first {
+		t.Errorf("active Service moved to %s before promotion", a)
+	}
+	waitFor(t, c, ro, "Healthy after autoPromotionSeconds", healthyAt)
+	if waited := time.Since(pausedAt); waited < time.Second {
+		t.Errorf("promoted %s after the pause, before autoPromotionSeconds (2 s)", waited)
+	}
+	if counts := rsCounts(t, c, ro, newHash); counts != "3/3" {
+		t.Errorf("new ReplicaSet after promotion = %s, want 3/3", counts)
+	}
+}
