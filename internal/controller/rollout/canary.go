@@ -50,8 +50,10 @@ func (p *pass) syncCanary(ctx context.Context) error {
 	}
 
 	weight := rollout.DesiredWeight(canary.Steps, st.CurrentStepIndex, aborted)
-	if isStable {
-		weight = 0 // the stable Service already selects the new pods
+	if isStable || st.StableRS == "" {
+		// The stable Service selects (or, on the first revision, will
+		// select) the new pods: the canary gets no traffic of its own.
+		weight = 0
 	}
 	routers, routed, err := p.trafficRouters(ctx)
 	if err != nil {
@@ -82,12 +84,22 @@ func (p *pass) syncCanary(ctx context.Context) error {
 	if err := p.scale(ctx, p.newRS, wantCanary); err != nil {
 		return err
 	}
-	if err := p.setWeight(ctx, routers, weight, stableRS); err != nil {
+	// Traffic moves to the canary only once its pods are available to take
+	// it; it moves back at once.
+	routedWeight := weight
+	if routed && available(p.newRS) < wantCanary {
+		current := int32(0)
+		if w := st.Canary.Weights; w != nil {
+			current = w.Canary.Weight
+		}
+		routedWeight = min(weight, current)
+	}
+	if err := p.setWeight(ctx, routers, routedWeight, stableRS); err != nil {
 		return err
 	}
 
 	if !aborted && !isStable && !p.ro.Spec.Paused {
-		atTarget := specReplicas(p.newRS) == wantCanary && available(p.newRS) >= wantCanary &&
+		atTarget := routedWeight == weight && specReplicas(p.newRS) == wantCanary && available(p.newRS) >= wantCanary &&
 			(stableRS == nil || (specReplicas(stableRS) == wantStable && available(stableRS) >= wantStable)) &&
 			othersDrained(others)
 		p.runStep(atTarget)

@@ -12,6 +12,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
@@ -40,7 +41,51 @@ func TestMain(m *testing.M) {
 		if err := crds.Install(ctx, c.Config, time.Minute); err != nil {
 			panic(err)
 		}
+		if err := installHTTPRouteCRD(ctx, c); err != nil {
+			panic(err)
+		}
 	}))
+}
+
+// httpRouteCRD is the Gateway API v1.6.3 HTTPRoute CRD the traffic package
+// vendors for its tests.
+const httpRouteCRD = "../../rollout/traffic/testdata/gateway.networking.k8s.io_httproutes.yaml"
+
+// installHTTPRouteCRD installs the HTTPRoute CRD and waits until it is served.
+func installHTTPRouteCRD(ctx context.Context, c *testcluster.Cluster) error {
+	data, err := os.ReadFile(httpRouteCRD)
+	if err != nil {
+		return err
+	}
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	if err := yaml.Unmarshal(data, crd); err != nil {
+		return fmt.Errorf("parsing the HTTPRoute CRD: %w", err)
+	}
+	scheme := runtime.NewScheme()
+	if err := apiextensionsv1.AddToScheme(scheme); err != nil {
+		return err
+	}
+	cl, err := client.New(c.Config, client.Options{Scheme: scheme})
+	if err != nil {
+		return err
+	}
+	if err := cl.Create(ctx, crd); err != nil {
+		return fmt.Errorf("creating the HTTPRoute CRD: %w", err)
+	}
+	for {
+		if err := cl.Get(ctx, client.ObjectKeyFromObject(crd), crd); err == nil {
+			for _, cond := range crd.Status.Conditions {
+				if cond.Type == apiextensionsv1.Established && cond.Status == apiextensionsv1.ConditionTrue {
+					return nil
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for the HTTPRoute CRD: %w", ctx.Err())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 // startController runs the Rollout controller until the test ends and
