@@ -261,3 +261,39 @@ func TestBlueGreenPreviewReplicaCountAndAutoPromotionSeconds(t *testing.T) {
 		t.Errorf("new ReplicaSet after promotion = %s, want 3/3", counts)
 	}
 }
+
+// Retry after an abort (`kubectl argo rollouts retry`) runs the update
+// again: the new revision comes back up and pauses for promotion.
+func TestBlueGreenRetryAfterAbort(t *testing.T) {
+	c := startController(t)
+	ns := cluster.Namespace(t)
+	createServices(t, c, "rollout-service.yml", ns)
+	ro := readRollout(t, "rollout-bg-test.yml", ns)
+	ro.Spec.Strategy.BlueGreen.AutoPromotionEnabled = ptr.To(false)
+	ro.Spec.Strategy.BlueGreen.AbortScaleDownDelaySeconds = ptr.To[int32](1)
+	create(t, c, ro)
+	first := waitFor(t, c, ro, "first revision Healthy", healthyAt).Status.CurrentPodHash
+	newHash := setImage(t, c, ro, "nginx:stable")
+	pausedFor := func(ro *v1alpha1.Rollout) bool {
+		return phaseIs(v1alpha1.RolloutPhasePaused)(ro) && ro.Status.CurrentPodHash == newHash
+	}
+	waitFor(t, c, ro, "BlueGreenPause", pausedFor)
+	patchStatus(t, c, ro, `{"status":{"abort":true}}`)
+	waitFor(t, c, ro, "Degraded", phaseIs(v1alpha1.RolloutPhaseDegraded))
+	waitUntil(t, "the aborted revision to scale down", func() (bool, string) {
+		counts := rsCounts(t, c, ro, newHash)
+		return strings.HasPrefix(counts, "0/"), counts
+	})
+
+	patchStatus(t, c, ro, `{"status":{"abort":false}}`)
+	got := waitFor(t, c, ro, "BlueGreenPause again", pausedFor)
+	if got.Status.AbortedAt != nil {
+		t.Errorf("abortedAt kept after retry: %v", got.Status.AbortedAt)
+	}
+	if counts := rsCounts(t, c, ro, newHash); counts != "2/2" {
+		t.Errorf("new ReplicaSet after retry = %s, want 2/2", counts)
+	}
+	if a := serviceHash(t, c, ns, "rollout-active-service"); a != first {
+		t.Errorf("active Service selects %s after retry, want the stable %s", a, first)
+	}
+}

@@ -215,6 +215,9 @@ func (p *pass) sync(ctx context.Context) error {
 		p.computeStatus()
 		return nil
 	}
+	if !p.status.Abort {
+		p.status.AbortedAt = nil // retried, or never aborted
+	}
 	if p.status.Abort && p.status.AbortedAt == nil {
 		at := p.metaNow()
 		p.status.AbortedAt = &at
