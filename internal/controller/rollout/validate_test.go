@@ -49,7 +49,7 @@ func TestValidate(t *testing.T) {
 			ro: valid(func(s *v1alpha1.RolloutSpec) { s.Strategy = v1alpha1.RolloutStrategy{} }), want: "spec.strategy: Required value",
 		},
 		"both strategies are invalid": {
-			ro: valid(func(s *v1alpha1.RolloutSpec) { s.Strategy.Canary = &v1alpha1.CanaryStrategy{} }),
+			ro:   valid(func(s *v1alpha1.RolloutSpec) { s.Strategy.Canary = &v1alpha1.CanaryStrategy{} }),
 			want: "Multiple Strategies can not be listed",
 		},
 		"blue-green without an active Service is invalid": {
@@ -65,7 +65,7 @@ func TestValidate(t *testing.T) {
 			ro: valid(canary(v1alpha1.CanaryStep{Pause: &v1alpha1.RolloutPause{Duration: &bad}})), want: "steps[0].pause.duration",
 		},
 		"a workloadRef is not run yet": {
-			ro: valid(func(s *v1alpha1.RolloutSpec) { s.WorkloadRef = &v1alpha1.ObjectRef{Kind: "Deployment", Name: "d"} }),
+			ro:   valid(func(s *v1alpha1.RolloutSpec) { s.WorkloadRef = &v1alpha1.ObjectRef{Kind: "Deployment", Name: "d"} }),
 			want: "spec.workloadRef",
 		},
 	}
