@@ -113,7 +113,13 @@ func (p *pass) syncCanary(ctx context.Context) error {
 		p.requeueAfter(0) // the old stable goes down on the next pass
 	}
 
-	if err := p.switchService(ctx, p.canarySvc, p.hash); err != nil {
+	// After an abort the canary Service goes back to the stable pods too, so
+	// nothing that reaches it lands on a revision scaled to zero.
+	canaryTarget := p.hash
+	if aborted && st.StableRS != "" {
+		canaryTarget = st.StableRS
+	}
+	if err := p.switchService(ctx, p.canarySvc, canaryTarget); err != nil {
 		return err
 	}
 	return p.switchService(ctx, p.stableSvc, st.StableRS)

@@ -127,13 +127,16 @@ func TestCanaryAbortAndRetry(t *testing.T) {
 	if got.Status.StableRS != stable || len(got.Status.PauseConditions) > 0 {
 		t.Errorf("aborted status: %s", describe(got))
 	}
-	if ss := serviceHash(t, c, ns, "canary-demo"); ss != stable {
-		t.Errorf("stable Service selects %s after abort, want %s", ss, stable)
+	if cs, ss := serviceHash(t, c, ns, "canary-demo-preview"), serviceHash(t, c, ns, "canary-demo"); cs != stable || ss != stable {
+		t.Errorf("after abort canary Service selects %s, stable Service %s; want both on %s", cs, ss, stable)
 	}
 
 	patchStatus(t, c, ro, `{"status":{"abort":false}}`)
 	waitAtPause(t, c, ro, canary, 1)
 	waitForSplit(t, c, ro, canary, stable, "2/2", "8/8")
+	if cs := serviceHash(t, c, ns, "canary-demo-preview"); cs != canary {
+		t.Errorf("canary Service selects %s after retry, want %s", cs, canary)
+	}
 }
 
 // promote --full skips the remaining steps.
