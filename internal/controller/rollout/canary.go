@@ -200,7 +200,7 @@ func counts(rs *appsv1.ReplicaSet) *rollout.ReplicaSetCounts {
 	if rs == nil {
 		return nil
 	}
-	return &rollout.ReplicaSetCounts{Replicas: specReplicas(rs), AvailableReplicas: rs.Status.AvailableReplicas}
+	return &rollout.ReplicaSetCounts{Replicas: specReplicas(rs), AvailableReplicas: available(rs)}
 }
 
 // stepString names a step in Events, as the plugin shows it.

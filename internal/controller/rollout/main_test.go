@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -22,6 +23,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/yaml"
 
@@ -34,6 +36,9 @@ import (
 var cluster *testcluster.Cluster
 
 func TestMain(m *testing.M) {
+	// The controller logs nothing the tests read; without a logger
+	// controller-runtime prints a stack trace instead.
+	ctrllog.SetLogger(logr.Discard())
 	os.Exit(testcluster.RunMain(m, func(c *testcluster.Cluster) {
 		cluster = c
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

@@ -60,16 +60,21 @@ func specReplicas(rs *appsv1.ReplicaSet) int32 {
 	return *rs.Spec.Replicas
 }
 
+// available counts the available pods of rs; a status older than the last
+// scale counts none, which errs on the safe side (no early promotion, no
+// early scale down of the other side).
 func available(rs *appsv1.ReplicaSet) int32 {
-	if rs == nil {
+	if rs == nil || rs.Status.ObservedGeneration < rs.Generation {
 		return 0
 	}
 	return rs.Status.AvailableReplicas
 }
 
-// saturated says rs runs n pods, all of them available.
+// saturated says rs runs n pods, all of them available. A status the
+// ReplicaSet controller has not updated since the last scale says nothing:
+// right after a scale down and up again it still counts the old pods.
 func saturated(rs *appsv1.ReplicaSet, n int32) bool {
-	return rs != nil && specReplicas(rs) == n && rs.Status.AvailableReplicas >= n
+	return rs != nil && specReplicas(rs) == n && available(rs) >= n
 }
 
 // startRevisionIfNew resets the per-update status when the pod template or
