@@ -27,6 +27,6 @@ func newRootCommand() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newVersionCommand(), newServerCommand(), newRenderCommand(), newAppCommand())
+	root.AddCommand(newVersionCommand(), newServerCommand(), newRenderCommand(), newAppCommand(), newRolloutCommand())
 	return root
 }

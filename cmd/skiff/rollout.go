@@ -1,0 +1,394 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/spf13/cobra"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/skiffcd/skiff/api/v1alpha1"
+	"github.com/skiffcd/skiff/internal/cli/appcli"
+	"github.com/skiffcd/skiff/internal/cli/rolloutcli"
+)
+
+// rolloutContext holds the flags every `skiff rollout` subcommand shares.
+type rolloutContext struct {
+	kubeconfig string
+	namespace  string
+}
+
+// client connects to the cluster of --kubeconfig and settles the
+// namespace: --namespace, else the kubeconfig context's.
+func (r *rolloutContext) client() (client.Client, error) {
+	if r.namespace == "" {
+		ns, err := rolloutcli.DefaultNamespace(r.kubeconfig)
+		if err != nil {
+			return nil, err
+		}
+		r.namespace = ns
+	}
+	a := &appContext{kubeconfig: r.kubeconfig, namespace: r.namespace}
+	c, _, err := a.client()
+	return c, err
+}
+
+func (r *rolloutContext) key(name string) client.ObjectKey {
+	return client.ObjectKey{Namespace: r.namespace, Name: name}
+}
+
+// get connects and reads the Rollout name.
+func (r *rolloutContext) get(ctx context.Context, name string) (client.Client, *v1alpha1.Rollout, error) {
+	c, err := r.client()
+	if err != nil {
+		return nil, nil, err
+	}
+	ro := &v1alpha1.Rollout{}
+	if err := c.Get(ctx, r.key(name), ro); err != nil {
+		return nil, nil, fmt.Errorf("reading rollout %s: %w", name, err)
+	}
+	return c, ro, nil
+}
+
+// patch sends patches to the Rollout name and prints done.
+func (r *rolloutContext) patch(cmd *cobra.Command, c client.Client, name, done string, patches ...rolloutcli.Patch) error {
+	if err := rolloutcli.Apply(cmd.Context(), c, r.key(name), patches...); err != nil {
+		return err
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "rollout '%s' %s\n", name, done)
+	return nil
+}
+
+func newRolloutCommand() *cobra.Command {
+	r := &rolloutContext{}
+	cmd := &cobra.Command{
+		Use:   "rollout",
+		Short: "Manage Rollouts, like `kubectl argo rollouts`, through the Kubernetes API",
+		Args:  cobra.NoArgs,
+	}
+	f := cmd.PersistentFlags()
+	f.StringVar(&r.kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, ~/.kube/config, or in-cluster)")
+	f.StringVarP(&r.namespace, "namespace", "n", "", "namespace of the Rollouts (default: the kubeconfig context's, or default)")
+	cmd.AddCommand(
+		newRolloutGetCommand(r), newRolloutListCommand(r), newRolloutStatusCommand(r), newRolloutPromoteCommand(r),
+		newRolloutAbortCommand(r), newRolloutRetryCommand(r), newRolloutPauseCommand(r), newRolloutRestartCommand(r),
+		newRolloutSetCommand(r), newRolloutUndoCommand(r), newRolloutLintCommand(),
+	)
+	return cmd
+}
+
+// rolloutName takes NAME, or "rollout NAME" as the plugin spells it.
+func rolloutName(args []string) (string, error) {
+	switch {
+	case len(args) == 1:
+		return args[0], nil
+	case len(args) == 2 && (args[0] == "rollout" || args[0] == "rollouts" || args[0] == "ro"):
+		return args[1], nil
+	}
+	return "", fmt.Errorf("want NAME or rollout NAME, got %d arguments", len(args))
+}
+
+func newRolloutGetCommand(r *rolloutContext) *cobra.Command {
+	var (
+		output  string
+		watch   bool
+		timeout time.Duration
+	)
+	cmd := &cobra.Command{
+		Use:   "get [rollout] NAME",
+		Short: "Show a Rollout with its ReplicaSets, pods and AnalysisRuns as a tree",
+		Args:  cobra.RangeArgs(1, 2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			name, err := rolloutName(args)
+			if err != nil {
+				return err
+			}
+			c, err := r.client()
+			if err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			if watch {
+				if output != "" {
+					return errors.New("--watch prints the tree; it does not take --output")
+				}
+				ctx, cancel := withTimeout(cmd.Context(), timeout)
+				defer cancel()
+				printer := &rolloutcli.TreePrinter{Out: out, TTY: isTerminal(out)}
+				err := rolloutcli.Watcher{Client: c}.Watch(ctx, r.key(name), printer.See)
+				if errors.Is(err, appcli.ErrTimeout) {
+					return nil
+				}
+				return err
+			}
+			info, err := rolloutcli.Load(cmd.Context(), c, r.key(name))
+			if err != nil {
+				return err
+			}
+			if output == "" {
+				return rolloutcli.WriteTree(out, info, time.Now())
+			}
+			return appcli.WriteObject(out, output, info.Rollout)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&output, "output", "o", "", "output format: json or yaml (default: the tree)")
+	f.BoolVarP(&watch, "watch", "w", false, "redraw the tree as it changes")
+	f.DurationVar(&timeout, "timeout", 0, "with --watch, stop after this long (0 watches until interrupted)")
+	return cmd
+}
+
+func newRolloutListCommand(r *rolloutContext) *cobra.Command {
+	var output string
+	cmd := &cobra.Command{
+		Use:   "list [rollouts]",
+		Short: "List Rollouts, like `kubectl argo rollouts list rollouts`",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 && args[0] != "rollouts" && args[0] != "rollout" && args[0] != "ro" {
+				return fmt.Errorf("list %s: only rollouts can be listed", args[0])
+			}
+			c, err := r.client()
+			if err != nil {
+				return err
+			}
+			var list v1alpha1.RolloutList
+			if err := c.List(cmd.Context(), &list, client.InNamespace(r.namespace)); err != nil {
+				return fmt.Errorf("listing rollouts in %s: %w", r.namespace, err)
+			}
+			out := cmd.OutOrStdout()
+			switch output {
+			case "":
+				return rolloutcli.WriteList(out, list.Items)
+			case "name":
+				for _, ro := range list.Items {
+					fmt.Fprintln(out, ro.Name)
+				}
+				return nil
+			}
+			return appcli.WriteObject(out, output, list.Items)
+		},
+	}
+	cmd.Flags().StringVarP(&output, "output", "o", "", "output format: json, yaml or name (default: a table)")
+	return cmd
+}
+
+func newRolloutStatusCommand(r *rolloutContext) *cobra.Command {
+	var (
+		watch   bool
+		timeout time.Duration
+	)
+	cmd := &cobra.Command{
+		Use:   "status NAME",
+		Short: "Print the phase and message of a Rollout; --watch waits until it is Healthy or Degraded",
+		Long: `Print the phase and message of a Rollout. With --watch, print each change
+and exit 0 once the rollout is Healthy, non-zero when it is Degraded or the
+--timeout passes.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := r.client()
+			if err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			if !watch {
+				info, err := rolloutcli.Load(cmd.Context(), c, r.key(args[0]))
+				if err != nil {
+					return err
+				}
+				return rolloutcli.WriteStatus(out, info.Rollout)
+			}
+			ctx, cancel := withTimeout(cmd.Context(), timeout)
+			defer cancel()
+			printer := &rolloutcli.StatusPrinter{Out: out}
+			err = rolloutcli.Watcher{Client: c}.Watch(ctx, r.key(args[0]), printer.See)
+			if errors.Is(err, appcli.ErrTimeout) {
+				return fmt.Errorf("waiting for rollout %s to be Healthy: %w", args[0], err)
+			}
+			return err
+		},
+	}
+	f := cmd.Flags()
+	f.BoolVarP(&watch, "watch", "w", false, "wait until the rollout is Healthy or Degraded")
+	f.DurationVarP(&timeout, "timeout", "t", 0, "with --watch, how long to wait (0 waits without limit)")
+	return cmd
+}
+
+func newRolloutPromoteCommand(r *rolloutContext) *cobra.Command {
+	var full bool
+	cmd := &cobra.Command{
+		Use:   "promote NAME",
+		Short: "Resume a paused Rollout or move a canary to its next step; --full skips the remaining steps",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, ro, err := r.get(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			done := "promoted"
+			if full {
+				done = "fully promoted"
+			}
+			return r.patch(cmd, c, args[0], done, rolloutcli.PromotePatches(ro, full)...)
+		},
+	}
+	cmd.Flags().BoolVar(&full, "full", false, "skip the remaining steps, pauses and analyses")
+	return cmd
+}
+
+func newRolloutAbortCommand(r *rolloutContext) *cobra.Command {
+	return &cobra.Command{
+		Use:   "abort NAME",
+		Short: "Abort an update: go back to the stable revision; the Rollout is Degraded until retried",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := r.client()
+			if err != nil {
+				return err
+			}
+			return r.patch(cmd, c, args[0], "aborted", rolloutcli.AbortPatch())
+		},
+	}
+}
+
+func newRolloutRetryCommand(r *rolloutContext) *cobra.Command {
+	return &cobra.Command{
+		Use:   "retry [rollout] NAME",
+		Short: "Retry an aborted update",
+		Args:  cobra.RangeArgs(1, 2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			name, err := rolloutName(args)
+			if err != nil {
+				return err
+			}
+			c, err := r.client()
+			if err != nil {
+				return err
+			}
+			return r.patch(cmd, c, name, "retried", rolloutcli.RetryPatch())
+		},
+	}
+}
+
+func newRolloutPauseCommand(r *rolloutContext) *cobra.Command {
+	return &cobra.Command{
+		Use:   "pause NAME",
+		Short: "Pause a Rollout where it is (spec.paused)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := r.client()
+			if err != nil {
+				return err
+			}
+			return r.patch(cmd, c, args[0], "paused", rolloutcli.PausePatch())
+		},
+	}
+}
+
+func newRolloutRestartCommand(r *rolloutContext) *cobra.Command {
+	return &cobra.Command{
+		Use:   "restart NAME",
+		Short: "Replace the pods of a Rollout (spec.restartAt: now)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := r.client()
+			if err != nil {
+				return err
+			}
+			return r.patch(cmd, c, args[0], "restarts", rolloutcli.RestartPatch(time.Now()))
+		},
+	}
+}
+
+func newRolloutSetCommand(r *rolloutContext) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "set",
+		Short: "Change a Rollout",
+		Args:  cobra.NoArgs,
+	}
+	cmd.AddCommand(&cobra.Command{
+		Use:   "image NAME CONTAINER=IMAGE [CONTAINER=IMAGE...]",
+		Short: "Set the image of containers of a Rollout (* for all of them), which starts a new revision",
+		Args:  cobra.MinimumNArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, ro, err := r.get(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			p, err := rolloutcli.SetImagePatch(ro, args[1:])
+			if err != nil {
+				return err
+			}
+			return r.patch(cmd, c, args[0], "image updated", p)
+		},
+	})
+	return cmd
+}
+
+func newRolloutUndoCommand(r *rolloutContext) *cobra.Command {
+	var toRevision int64
+	cmd := &cobra.Command{
+		Use:   "undo NAME",
+		Short: "Go back to the pod template of the previous revision (or --to-revision)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, ro, err := r.get(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			rss, err := rolloutcli.ReplicaSetsOf(cmd.Context(), c, ro)
+			if err != nil {
+				return err
+			}
+			p, skipped, err := rolloutcli.UndoPatch(ro, rss, toRevision)
+			if err != nil {
+				return err
+			}
+			if p == nil {
+				fmt.Fprintln(cmd.OutOrStdout(), skipped)
+				return nil
+			}
+			return r.patch(cmd, c, args[0], "undo", *p)
+		},
+	}
+	cmd.Flags().Int64Var(&toRevision, "to-revision", 0, "revision to go back to (default: the one before the newest)")
+	return cmd
+}
+
+func newRolloutLintCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "lint FILE",
+		Short: "Validate the Rollouts of a YAML file offline; exit non-zero on errors",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			data, err := os.ReadFile(args[0])
+			if err != nil {
+				return err
+			}
+			count, problems := rolloutcli.Lint(data)
+			out := cmd.OutOrStdout()
+			for _, p := range problems {
+				fmt.Fprintf(out, "%s: %s\n", args[0], p)
+			}
+			if len(problems) > 0 {
+				return fmt.Errorf("%s: %d error(s)", args[0], len(problems))
+			}
+			if count == 0 {
+				return fmt.Errorf("%s: no Rollout found", args[0])
+			}
+			fmt.Fprintf(out, "%s: %s valid\n", args[0], plural(count, "rollout"))
+			return nil
+		},
+	}
+}
+
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
+}
