@@ -109,7 +109,9 @@ func ReplicaSetRoles(ro *v1alpha1.Rollout, rs *appsv1.ReplicaSet) string {
 		if h == st.BlueGreen.ActiveSelector {
 			roles = append(roles, "active")
 		}
-		if h == st.BlueGreen.PreviewSelector && h != st.BlueGreen.ActiveSelector {
+		// The new revision is the preview one, with or without a preview
+		// Service, until it is active.
+		if (h == st.BlueGreen.PreviewSelector || h == st.CurrentPodHash) && h != st.BlueGreen.ActiveSelector {
 			roles = append(roles, "preview")
 		}
 	}

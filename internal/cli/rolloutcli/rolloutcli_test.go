@@ -368,6 +368,14 @@ func TestStepAndWeights(t *testing.T) {
 			}(),
 			step: "-", weight: "-", roles: "preview",
 		},
+		"a new blue-green revision without a preview Service is the preview": {
+			ro: func() *v1alpha1.Rollout {
+				ro := blueGreen()
+				ro.Status.CurrentPodHash, ro.Status.StableRS, ro.Status.BlueGreen.ActiveSelector = "new", "old", "old"
+				return ro
+			}(),
+			step: "-", weight: "-", roles: "preview",
+		},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
