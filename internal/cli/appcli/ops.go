@@ -9,6 +9,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
@@ -57,22 +58,26 @@ func RequestSync(ctx context.Context, c client.Client, key client.ObjectKey, op 
 	return app, nil
 }
 
-// Terminate asks the controller to stop app's running operation.
+// Terminate asks the controller to stop app's running operation. The
+// controller writes the operation's progress meanwhile, so a conflict
+// reads the Application again and retries.
 func Terminate(ctx context.Context, c client.Client, key client.ObjectKey) error {
-	app := &v1alpha1.Application{}
-	if err := c.Get(ctx, key, app); err != nil {
-		return fmt.Errorf("reading application %s: %w", key.Name, err)
-	}
-	s := app.Status.OperationState
-	if app.Operation == nil || s == nil || s.Phase != v1alpha1.OperationRunning {
-		return fmt.Errorf("application %s has no running operation", key.Name)
-	}
-	patch := client.MergeFromWithOptions(app.DeepCopy(), client.MergeFromWithOptimisticLock{})
-	s.Phase = v1alpha1.OperationTerminating
-	if err := c.Patch(ctx, app, patch); err != nil {
-		return fmt.Errorf("terminating the operation of %s: %w", key.Name, err)
-	}
-	return nil
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		app := &v1alpha1.Application{}
+		if err := c.Get(ctx, key, app); err != nil {
+			return fmt.Errorf("reading application %s: %w", key.Name, err)
+		}
+		s := app.Status.OperationState
+		if app.Operation == nil || s == nil || s.Phase != v1alpha1.OperationRunning {
+			return fmt.Errorf("application %s has no running operation", key.Name)
+		}
+		patch := client.MergeFromWithOptions(app.DeepCopy(), client.MergeFromWithOptimisticLock{})
+		s.Phase = v1alpha1.OperationTerminating
+		if err := c.Patch(ctx, app, patch); err != nil {
+			return fmt.Errorf("terminating the operation of %s: %w", key.Name, err)
+		}
+		return nil
+	})
 }
 
 // OperationError is returned when an operation ends without success.
