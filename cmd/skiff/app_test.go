@@ -119,12 +119,17 @@ func kube(t *testing.T) client.Client {
 // skiff runs `skiff app ARGS` against the test cluster and returns its output.
 func skiff(t *testing.T, args ...string) (string, error) {
 	t.Helper()
+	return runSkiff(append([]string{"app", "--kubeconfig", cluster.Kubeconfig}, args...)...)
+}
+
+// runSkiff runs `skiff ARGS` for up to 90 s and returns its output.
+func runSkiff(args ...string) (string, error) {
 	cmd := newRootCommand()
 	var out bytes.Buffer
 	cmd.SetOut(&out)
 	cmd.SetErr(&out)
 	cmd.SetIn(strings.NewReader(""))
-	cmd.SetArgs(append([]string{"app", "--kubeconfig", cluster.Kubeconfig}, args...))
+	cmd.SetArgs(args)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	err := cmd.ExecuteContext(ctx)

@@ -240,25 +240,12 @@ func newRolloutPromoteCommand(r *rolloutContext) *cobra.Command {
 	return cmd
 }
 
-func newRolloutAbortCommand(r *rolloutContext) *cobra.Command {
+// newRolloutPatchCommand is a command that sends one patch to the Rollout
+// NAME (or "rollout NAME", as the plugin spells it) and prints done.
+func newRolloutPatchCommand(r *rolloutContext, use, short, done string, patch func() rolloutcli.Patch) *cobra.Command {
 	return &cobra.Command{
-		Use:   "abort NAME",
-		Short: "Abort an update: go back to the stable revision; the Rollout is Degraded until retried",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := r.client()
-			if err != nil {
-				return err
-			}
-			return r.patch(cmd, c, args[0], "aborted", rolloutcli.AbortPatch())
-		},
-	}
-}
-
-func newRolloutRetryCommand(r *rolloutContext) *cobra.Command {
-	return &cobra.Command{
-		Use:   "retry [rollout] NAME",
-		Short: "Retry an aborted update",
+		Use:   use + " [rollout] NAME",
+		Short: short,
 		Args:  cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name, err := rolloutName(args)
@@ -269,39 +256,27 @@ func newRolloutRetryCommand(r *rolloutContext) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return r.patch(cmd, c, name, "retried", rolloutcli.RetryPatch())
+			return r.patch(cmd, c, name, done, patch())
 		},
 	}
+}
+
+func newRolloutAbortCommand(r *rolloutContext) *cobra.Command {
+	return newRolloutPatchCommand(r, "abort", "Abort an update: go back to the stable revision; the Rollout is Degraded until retried",
+		"aborted", rolloutcli.AbortPatch)
+}
+
+func newRolloutRetryCommand(r *rolloutContext) *cobra.Command {
+	return newRolloutPatchCommand(r, "retry", "Retry an aborted update", "retried", rolloutcli.RetryPatch)
 }
 
 func newRolloutPauseCommand(r *rolloutContext) *cobra.Command {
-	return &cobra.Command{
-		Use:   "pause NAME",
-		Short: "Pause a Rollout where it is (spec.paused)",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := r.client()
-			if err != nil {
-				return err
-			}
-			return r.patch(cmd, c, args[0], "paused", rolloutcli.PausePatch())
-		},
-	}
+	return newRolloutPatchCommand(r, "pause", "Pause a Rollout where it is (spec.paused)", "paused", rolloutcli.PausePatch)
 }
 
 func newRolloutRestartCommand(r *rolloutContext) *cobra.Command {
-	return &cobra.Command{
-		Use:   "restart NAME",
-		Short: "Replace the pods of a Rollout (spec.restartAt: now)",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := r.client()
-			if err != nil {
-				return err
-			}
-			return r.patch(cmd, c, args[0], "restarts", rolloutcli.RestartPatch(time.Now()))
-		},
-	}
+	return newRolloutPatchCommand(r, "restart", "Replace the pods of a Rollout (spec.restartAt: now)", "restarts",
+		func() rolloutcli.Patch { return rolloutcli.RestartPatch(time.Now()) })
 }
 
 func newRolloutSetCommand(r *rolloutContext) *cobra.Command {

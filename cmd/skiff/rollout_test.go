@@ -29,16 +29,7 @@ import (
 // skiffRollout runs `skiff rollout -n NS ARGS` against the test cluster.
 func skiffRollout(t *testing.T, ns string, args ...string) (string, error) {
 	t.Helper()
-	cmd := newRootCommand()
-	var out bytes.Buffer
-	cmd.SetOut(&out)
-	cmd.SetErr(&out)
-	cmd.SetIn(strings.NewReader(""))
-	cmd.SetArgs(append([]string{"rollout", "--kubeconfig", cluster.Kubeconfig, "-n", ns}, args...))
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	err := cmd.ExecuteContext(ctx)
-	return out.String(), err
+	return runSkiff(append([]string{"rollout", "--kubeconfig", cluster.Kubeconfig, "-n", ns}, args...)...)
 }
 
 func mustRollout(t *testing.T, ns string, args ...string) string {
@@ -313,15 +304,7 @@ func replicaSetOf(t *testing.T, c client.Client, ns, hash string) *appsv1.Replic
 // its field path, exiting non-zero; it needs no cluster.
 func TestRolloutLint(t *testing.T) {
 	t.Parallel()
-	lint := func(file string) (string, error) {
-		cmd := newRootCommand()
-		var out bytes.Buffer
-		cmd.SetOut(&out)
-		cmd.SetErr(&out)
-		cmd.SetArgs([]string{"rollout", "lint", file})
-		err := cmd.Execute()
-		return out.String(), err
-	}
+	lint := func(file string) (string, error) { return runSkiff("rollout", "lint", file) }
 	out, err := lint("testdata/rollout-bg-test.yml")
 	if err != nil {
 		t.Fatalf("lint of the seeds' rollout: %v\n%s", err, out)
@@ -372,15 +355,11 @@ func TestRolloutNamespaceFromKubeconfig(t *testing.T) {
 	if ns, err := rolloutcli.DefaultNamespace(file); err != nil || ns != "team-a" {
 		t.Errorf("namespace of the context: %q %v, want team-a", ns, err)
 	}
-	cmd := newRootCommand()
-	var out bytes.Buffer
-	cmd.SetOut(&out)
-	cmd.SetErr(&out)
-	cmd.SetArgs([]string{"rollout", "--kubeconfig", file, "list"})
-	if err := cmd.Execute(); err != nil {
-		t.Fatalf("list in the context's namespace: %v\n%s", err, out.String())
+	out, err := runSkiff("rollout", "--kubeconfig", file, "list")
+	if err != nil {
+		t.Fatalf("list in the context's namespace: %v\n%s", err, out)
 	}
-	wantContains(t, out.String(), "NAME")
+	wantContains(t, out, "NAME")
 }
 
 func bufioReader(data []byte) *bufio.Reader { return bufio.NewReader(bytes.NewReader(data)) }
