@@ -284,6 +284,9 @@ func TestRolloutCanarySteps(t *testing.T) {
 		t.Errorf("stable %s after promote --full, want %s", ro.Status.StableRS, canaryHash)
 	}
 	wantContains(t, mustRollout(t, ns, "get", name), "Step:", "4/4", "SetWeight:", "100", "nginx:1.28 (stable)")
+	// get --watch ends at its timeout without an error.
+	out = mustRollout(t, ns, "get", name, "--watch", "--timeout", "2s")
+	wantContains(t, out, "Name:", name, "Healthy")
 }
 
 func replicaSetOf(t *testing.T, c client.Client, ns, hash string) *appsv1.ReplicaSet {

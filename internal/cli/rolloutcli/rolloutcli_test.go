@@ -509,3 +509,40 @@ func TestStatusPrinter(t *testing.T) {
 		})
 	}
 }
+
+func TestTreePrinter(t *testing.T) {
+	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	tests := map[string]struct {
+		tty       bool
+		pauseLast bool // pause the rollout before the third look
+		wantTrees int
+		wantEsc   bool
+	}{
+		"off a terminal a tree that only ages is printed once": {wantTrees: 1},
+		"off a terminal a change prints the tree again":        {pauseLast: true, wantTrees: 2},
+		"on a terminal every look redraws in place":            {tty: true, wantTrees: 3, wantEsc: true},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			ro := blueGreen()
+			ro.CreationTimestamp = metav1.NewTime(now.Add(-time.Minute))
+			var out bytes.Buffer
+			look := 0
+			p := &TreePrinter{Out: &out, TTY: tc.tty, Now: func() time.Time { return now.Add(time.Duration(look) * time.Hour) }}
+			for look = 0; look < 3; look++ {
+				if look == 2 && tc.pauseLast {
+					ro.Spec.Paused = true
+				}
+				if done, err := p.See(&Info{Rollout: ro}); done || err != nil {
+					t.Fatalf("look %d: done %v err %v", look, done, err)
+				}
+			}
+			if n := strings.Count(out.String(), "Name:"); n != tc.wantTrees {
+				t.Errorf("printed %d trees, want %d:\n%s", n, tc.wantTrees, out.String())
+			}
+			if got := strings.Contains(out.String(), "\x1b["); got != tc.wantEsc {
+				t.Errorf("escape sequences %v, want %v", got, tc.wantEsc)
+			}
+		})
+	}
+}
