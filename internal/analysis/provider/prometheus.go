@@ -123,11 +123,9 @@ func promResult(resultType string, raw json.RawMessage) (string, any, error) {
 			}
 			values[i], texts[i] = f, formatFloat(f)
 		}
-		text := "[" + strings.Join(texts, ",") + "]"
-		if len(values) == 1 {
-			return text, values[0], nil
-		}
-		return text, values, nil
+		// Always an array, as in Argo Rollouts: conditions index it
+		// (result[0] < 0.05), and an empty vector is an empty array.
+		return "[" + strings.Join(texts, ",") + "]", values, nil
 	}
 	return "", nil, fmt.Errorf("prometheus metric: result type %q is not supported (use a scalar or instant vector query)", resultType)
 }

@@ -31,17 +31,22 @@ func TestPrometheusAgainstARealServer(t *testing.T) {
 		wantValue   string
 		wantMessage string
 	}{
-		"a vector of one sample is a number": {
-			metric:    metric("skiff_test_error_rate", "result < 0.05"),
+		"a vector of one sample is an array of one, as in Argo Rollouts": {
+			metric:    metric("skiff_test_error_rate", "result[0] < 0.05"),
 			wantPhase: v1alpha1.AnalysisPhaseSuccessful, wantValue: "[0.01]",
 		},
 		"a value over the threshold fails": {
-			metric:    metric("skiff_test_error_rate", "result < 0.005"),
+			metric:    metric("skiff_test_error_rate", "result[0] < 0.005"),
 			wantPhase: v1alpha1.AnalysisPhaseFailed, wantValue: "[0.01]",
 		},
 		"a scalar is a number": {
 			metric:    metric("scalar(skiff_test_other)", "result == 3"),
 			wantPhase: v1alpha1.AnalysisPhaseSuccessful, wantValue: "3",
+		},
+		"a bare comparison with a vector is an error, as in Argo Rollouts": {
+			metric:      metric("skiff_test_error_rate", "result < 0.05"),
+			wantPhase:   v1alpha1.AnalysisPhaseError,
+			wantMessage: "evaluating condition",
 		},
 		"a vector of several samples is an array": {
 			metric:    metric(`{__name__=~"skiff_test_.*"}`, "len(result) == 2"),
