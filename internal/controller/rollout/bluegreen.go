@@ -30,7 +30,7 @@ func (p *pass) syncBlueGreen(ctx context.Context) error {
 	// first revision (and one that follows a broken selector) goes live as
 	// soon as it is available, without a pause.
 	fastTrack := p.rsByHash(activeHash) == nil || activeHash == p.hash
-	promote := fastTrack || p.blueGreenPause()
+	promote := fastTrack || (p.blueGreenPause() && !p.gate.prePromotionBlocked)
 
 	want := p.replicas
 	if !promote && bg.PreviewReplicaCount != nil {
@@ -61,7 +61,9 @@ func (p *pass) syncBlueGreen(ctx context.Context) error {
 	}
 	st.BlueGreen.ActiveSelector = activeHash
 
-	if activeHash == p.hash && saturated(p.newRS, p.replicas) && st.StableRS != p.hash {
+	// With postPromotionAnalysis the old revision stays stable (and up)
+	// until the analysis passes; if it fails, the abort switches back to it.
+	if activeHash == p.hash && saturated(p.newRS, p.replicas) && st.StableRS != p.hash && !p.gate.postPromotionPending {
 		st.StableRS = p.hash
 		st.PauseConditions = nil
 		st.ControllerPause = false
@@ -78,6 +80,10 @@ func (p *pass) syncBlueGreen(ctx context.Context) error {
 			if err := p.setAnnotation(ctx, rs, AnnotationScaleDownDeadline, ""); err != nil {
 				return err
 			}
+			if err := p.scale(ctx, rs, p.replicas); err != nil {
+				return err
+			}
+		case hash == st.StableRS:
 			if err := p.scale(ctx, rs, p.replicas); err != nil {
 				return err
 			}

@@ -98,14 +98,16 @@ func (p *pass) syncCanary(ctx context.Context) error {
 		return err
 	}
 
-	if !aborted && !isStable && !p.ro.Spec.Paused {
+	// An Inconclusive analysis holds the canary where it is until a promote.
+	heldByAnalysis := pauseCondition(st, v1alpha1.PauseReasonInconclusiveAnalysis) != nil
+	if !aborted && !isStable && !p.ro.Spec.Paused && !heldByAnalysis {
 		atTarget := routedWeight == weight && specReplicas(p.newRS) == wantCanary && available(p.newRS) >= wantCanary &&
 			(stableRS == nil || (specReplicas(stableRS) == wantStable && available(stableRS) >= wantStable)) &&
 			othersDrained(others)
 		p.runStep(atTarget)
 	}
 
-	if !aborted && !isStable && stepDone(st.CurrentStepIndex, stepCount) && saturated(p.newRS, p.replicas) {
+	if !aborted && !isStable && !heldByAnalysis && stepDone(st.CurrentStepIndex, stepCount) && saturated(p.newRS, p.replicas) {
 		st.StableRS = p.hash
 		st.PauseConditions = nil
 		st.ControllerPause = false
@@ -127,9 +129,8 @@ func (p *pass) syncCanary(ctx context.Context) error {
 
 // runStep advances the current step when it is complete: a setWeight or
 // setCanaryScale once the ReplicaSets are at their target, a pause when its
-// duration has passed or it was promoted. Analysis steps pass at once until
-// the AnalysisRun integration (#7) lands; the UnsupportedField condition
-// says so.
+// duration has passed or it was promoted, an analysis step when its
+// AnalysisRun succeeded.
 func (p *pass) runStep(atTarget bool) {
 	canary := p.ro.Spec.Strategy.Canary
 	st := p.status
@@ -145,6 +146,8 @@ func (p *pass) runStep(atTarget bool) {
 		done = p.pauseStepDone(step.Pause)
 	case step.SetWeight != nil, step.SetCanaryScale != nil:
 		done = atTarget
+	case step.Analysis != nil:
+		done = p.gate.stepSucceeded
 	default:
 		done = true
 	}

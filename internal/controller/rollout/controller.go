@@ -81,7 +81,10 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Named("rollout").
 		For(&v1alpha1.Rollout{}).
 		Owns(&appsv1.ReplicaSet{}).
+		Owns(&v1alpha1.AnalysisRun{}).
 		Watches(&corev1.Service{}, handler.EnqueueRequestsFromMapFunc(r.rolloutsOfService)).
+		Watches(&v1alpha1.AnalysisTemplate{}, handler.EnqueueRequestsFromMapFunc(r.rolloutsOfTemplate)).
+		Watches(&v1alpha1.ClusterAnalysisTemplate{}, handler.EnqueueRequestsFromMapFunc(r.rolloutsOfTemplate)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.Workers}).
 		Complete(r)
 	if err != nil {
@@ -101,6 +104,30 @@ func (r *Reconciler) rolloutsOfService(ctx context.Context, o client.Object) []r
 	for _, ro := range list.Items {
 		for _, name := range serviceNames(&ro) {
 			if name == o.GetName() {
+				reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&ro)})
+				break
+			}
+		}
+	}
+	return reqs
+}
+
+// rolloutsOfTemplate wakes the Rollouts that name an analysis template, so
+// one created after its Rollout (InvalidSpec until then) unblocks it.
+func (r *Reconciler) rolloutsOfTemplate(ctx context.Context, o client.Object) []reconcile.Request {
+	var list v1alpha1.RolloutList
+	var opts []client.ListOption
+	if o.GetNamespace() != "" {
+		opts = append(opts, client.InNamespace(o.GetNamespace()))
+	}
+	if err := r.Client.List(ctx, &list, opts...); err != nil {
+		return nil
+	}
+	_, cluster := o.(*v1alpha1.ClusterAnalysisTemplate)
+	var reqs []reconcile.Request
+	for _, ro := range list.Items {
+		for _, ref := range templateRefs(&ro) {
+			if ref.TemplateName == o.GetName() && ref.ClusterScope == cluster {
 				reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&ro)})
 				break
 			}
@@ -149,6 +176,14 @@ type pass struct {
 	invalid   bool
 	requeue   time.Duration
 	revision  int64
+
+	// runs are the AnalysisRuns the Rollout owns; retried says this pass
+	// is the first after a retry of an abort, and retriedRuns are the runs
+	// of the aborted try; gate is what the current runs allow.
+	runs        []*v1alpha1.AnalysisRun
+	retried     bool
+	retriedRuns map[rollout.RunType]*v1alpha1.AnalysisRun
+	gate        analysisGate
 }
 
 func newPass(r *Reconciler, ro *v1alpha1.Rollout) *pass {
@@ -215,13 +250,26 @@ func (p *pass) sync(ctx context.Context) error {
 		p.computeStatus()
 		return nil
 	}
+	p.retried = !p.status.Abort && p.status.AbortedAt != nil
+	if err := p.reconcileAnalysis(ctx); err != nil {
+		if msg, ok := asInvalidAnalysis(err); ok {
+			p.setInvalid(msg)
+			p.computeStatus()
+			return nil
+		}
+		return err
+	}
 	if !p.status.Abort {
 		p.status.AbortedAt = nil // retried, or never aborted
 	}
 	if p.status.Abort && p.status.AbortedAt == nil {
 		at := p.metaNow()
 		p.status.AbortedAt = &at
-		p.eventOfType(corev1.EventTypeWarning, string(rollout.ReasonRolloutAborted), "Rollout aborted update to revision %d", p.revision)
+		msg := fmt.Sprintf("Rollout aborted update to revision %d", p.revision)
+		if p.gate.abortMessage != "" {
+			msg += ": " + p.gate.abortMessage
+		}
+		p.eventOfType(corev1.EventTypeWarning, string(rollout.ReasonRolloutAborted), "%s", msg)
 	}
 	var err error
 	if p.ro.Spec.Strategy.BlueGreen != nil {

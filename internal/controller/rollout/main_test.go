@@ -28,6 +28,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
+	analysiscontroller "github.com/skiffcd/skiff/internal/controller/analysis"
 	"github.com/skiffcd/skiff/internal/crds"
 	"github.com/skiffcd/skiff/internal/rollout"
 	"github.com/skiffcd/skiff/internal/testcluster"
@@ -115,6 +116,10 @@ func startController(t *testing.T) client.Client {
 	}
 	r := &Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("rollouts-controller")}
 	if err := r.SetupWithManager(mgr); err != nil {
+		t.Fatal(err)
+	}
+	runs := &analysiscontroller.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader()}
+	if err := runs.SetupWithManager(mgr); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())

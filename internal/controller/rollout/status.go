@@ -114,8 +114,15 @@ func (p *pass) updateProgressing(complete, paused bool) {
 	}
 	switch {
 	case st.Abort:
-		rollout.SetCondition(st, v1alpha1.RolloutProgressing, corev1.ConditionFalse, rollout.ReasonRolloutAborted,
-			fmt.Sprintf("Rollout aborted update to revision %d", p.revision), now)
+		// The run that aborted the update is named once, in the pass that
+		// aborts; later passes keep the message.
+		msg := fmt.Sprintf("Rollout aborted update to revision %d", p.revision)
+		if p.gate.abortMessage != "" {
+			msg += ": " + p.gate.abortMessage
+		} else if old != nil && rollout.ConditionReason(old.Reason) == rollout.ReasonRolloutAborted {
+			msg = old.Message
+		}
+		rollout.SetCondition(st, v1alpha1.RolloutProgressing, corev1.ConditionFalse, rollout.ReasonRolloutAborted, msg, now)
 	case complete:
 		rollout.SetCondition(st, v1alpha1.RolloutProgressing, corev1.ConditionTrue, rollout.ReasonNewReplicaSetAvailable,
 			fmt.Sprintf("ReplicaSet %q has successfully progressed.", name), now)

@@ -86,22 +86,18 @@ func (p *pass) reportUnsupported() {
 	spec := &p.ro.Spec
 	add(spec.RollbackWindow != nil, "spec.rollbackWindow")
 	if bg := spec.Strategy.BlueGreen; bg != nil {
-		add(bg.PrePromotionAnalysis != nil, "blueGreen.prePromotionAnalysis")
-		add(bg.PostPromotionAnalysis != nil, "blueGreen.postPromotionAnalysis")
 		add(bg.AntiAffinity != nil, "blueGreen.antiAffinity")
 		add(bg.ActiveMetadata != nil, "blueGreen.activeMetadata")
 		add(bg.PreviewMetadata != nil, "blueGreen.previewMetadata")
 		add(bg.ScaleDownDelayRevisionLimit != nil, "blueGreen.scaleDownDelayRevisionLimit")
 	}
 	if c := spec.Strategy.Canary; c != nil {
-		add(c.Analysis != nil, "canary.analysis")
 		add(c.AntiAffinity != nil, "canary.antiAffinity")
 		add(c.CanaryMetadata != nil, "canary.canaryMetadata")
 		add(c.StableMetadata != nil, "canary.stableMetadata")
 		add(c.PingPong != nil, "canary.pingPong")
 		add(c.ScaleDownDelayRevisionLimit != nil, "canary.scaleDownDelayRevisionLimit")
 		for i, step := range c.Steps {
-			add(step.Analysis != nil, fmt.Sprintf("canary.steps[%d].analysis (passes at once)", i))
 			add(step.Experiment != nil, fmt.Sprintf("canary.steps[%d].experiment (skipped)", i))
 			add(step.Plugin != nil, fmt.Sprintf("canary.steps[%d].plugin (skipped)", i))
 			add(step.SetHeaderRoute != nil, fmt.Sprintf("canary.steps[%d].setHeaderRoute (skipped)", i))
@@ -126,6 +122,29 @@ func serviceNames(ro *v1alpha1.Rollout) []string {
 		names = append(names, c.CanaryService, c.StableService)
 	}
 	return names
+}
+
+// templateRefs lists the analysis templates a Rollout names.
+func templateRefs(ro *v1alpha1.Rollout) []v1alpha1.AnalysisTemplateRef {
+	var refs []v1alpha1.AnalysisTemplateRef
+	if bg := ro.Spec.Strategy.BlueGreen; bg != nil {
+		for _, a := range []*v1alpha1.RolloutAnalysis{bg.PrePromotionAnalysis, bg.PostPromotionAnalysis} {
+			if a != nil {
+				refs = append(refs, a.Templates...)
+			}
+		}
+	}
+	if c := ro.Spec.Strategy.Canary; c != nil {
+		if c.Analysis != nil {
+			refs = append(refs, c.Analysis.Templates...)
+		}
+		for _, step := range c.Steps {
+			if step.Analysis != nil {
+				refs = append(refs, step.Analysis.Templates...)
+			}
+		}
+	}
+	return refs
 }
 
 // missingServiceError is a Service the spec names that does not exist.
