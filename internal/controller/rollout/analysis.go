@@ -32,6 +32,9 @@ type analysisGate struct {
 	stepSucceeded bool
 	// abortMessage says which run aborted the rollout in this pass.
 	abortMessage string
+	// running says a run the update waits on has not finished: the
+	// progress deadline does not count meanwhile, as in Argo Rollouts.
+	running bool
 }
 
 // invalidAnalysisError is an analysis the spec asks for that cannot be
@@ -199,6 +202,7 @@ func (p *pass) blueGreenAnalysis(ctx context.Context, current map[rollout.RunTyp
 			}
 		}
 		p.gate.prePromotionBlocked = !succeeded(current[rollout.RunTypePrePromotion])
+		p.gate.running = p.gate.running || unfinished(current[rollout.RunTypePrePromotion])
 	}
 	if bg.PostPromotionAnalysis != nil {
 		if switched && saturated(p.newRS, p.replicas) {
@@ -207,6 +211,7 @@ func (p *pass) blueGreenAnalysis(ctx context.Context, current map[rollout.RunTyp
 			}
 		}
 		p.gate.postPromotionPending = !succeeded(current[rollout.RunTypePostPromotion])
+		p.gate.running = p.gate.running || unfinished(current[rollout.RunTypePostPromotion])
 	}
 	return nil
 }
@@ -228,6 +233,7 @@ func (p *pass) canaryAnalysis(ctx context.Context, current map[rollout.RunType]*
 				}
 			}
 			p.gate.stepSucceeded = succeeded(current[rollout.RunTypeStep])
+			p.gate.running = unfinished(current[rollout.RunTypeStep])
 		}
 	}
 	if bg := canary.Analysis; bg != nil && len(bg.Templates) > 0 && !rollout.BeforeStartingStep(canary, index) {
@@ -236,6 +242,10 @@ func (p *pass) canaryAnalysis(ctx context.Context, current map[rollout.RunType]*
 		}
 	}
 	return nil
+}
+
+func unfinished(run *v1alpha1.AnalysisRun) bool {
+	return run != nil && !run.Status.Phase.Completed()
 }
 
 func succeeded(run *v1alpha1.AnalysisRun) bool {

@@ -355,3 +355,43 @@ func TestBlueGreenPrePromotionAnalysisGatesTheSwitch(t *testing.T) {
 		t.Fatal("the image update did not change the pod template hash")
 	}
 }
+
+// The progress deadline does not count while the update waits on an
+// analysis step (Argo Rollouts #269): a 3 s analysis under a 1 s deadline
+// completes instead of ending Degraded.
+func TestAnalysisStepHasNoProgressDeadline(t *testing.T) {
+	c := startController(t)
+	ns := cluster.Namespace(t)
+	value, url := webValue(t)
+	value.Store(1)
+	tmpl := &v1alpha1.AnalysisTemplate{}
+	tmpl.Name, tmpl.Namespace = "slow", ns
+	tmpl.Spec.Metrics = []v1alpha1.Metric{{
+		Name:             "slow",
+		Interval:         "1s",
+		Count:            ptr.To(intstr.FromInt32(4)),
+		SuccessCondition: "result == 1",
+		Provider:         v1alpha1.MetricProvider{Web: &v1alpha1.WebMetric{URL: url, JSONPath: "{$.value}"}},
+	}}
+	create(t, c, tmpl)
+	createServices(t, c, "canary-services.yml", ns)
+	ro := readRollout(t, "canary.yml", ns)
+	ro.Spec.Replicas = ptr.To[int32](2)
+	ro.Spec.ProgressDeadlineSeconds = ptr.To[int32](1)
+	ro.Spec.Strategy.Canary.Steps = []v1alpha1.CanaryStep{
+		{SetWeight: ptr.To[int32](50)},
+		{Analysis: &v1alpha1.RolloutAnalysis{Templates: []v1alpha1.AnalysisTemplateRef{{TemplateName: "slow"}}}},
+	}
+	create(t, c, ro)
+	waitFor(t, c, ro, "first revision Healthy", healthyAt)
+	hash := setImage(t, c, ro, "argoproj/rollouts-demo:yellow")
+	done := waitFor(t, c, ro, "Healthy or Degraded", func(ro *v1alpha1.Rollout) bool {
+		return healthyAt(ro) || phaseIs(v1alpha1.RolloutPhaseDegraded)(ro)
+	})
+	if done.Status.Phase != v1alpha1.RolloutPhaseHealthy {
+		t.Fatalf("phase %s (%s), want Healthy: the deadline must not count during the analysis", done.Status.Phase, done.Status.Message)
+	}
+	if run := analysisRun(t, c, ns, "canary-demo-"+hash+"-2-1"); run == nil || run.Status.Phase != v1alpha1.AnalysisPhaseSuccessful {
+		t.Errorf("step run = %+v, want Successful", run)
+	}
+}

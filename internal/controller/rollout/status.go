@@ -134,8 +134,8 @@ func (p *pass) updateProgressing(complete, paused bool) {
 	case old == nil || p.madeProgress() || !countsTowardsDeadline(old):
 		progressing(rollout.ReasonReplicaSetUpdated, fmt.Sprintf("ReplicaSet %q is progressing.", name))
 	default:
-		if rollout.ConditionReason(old.Reason) == rollout.ReasonProgressDeadlineExceeds {
-			return
+		if rollout.ConditionReason(old.Reason) == rollout.ReasonProgressDeadlineExceeds || p.gate.running {
+			return // already timed out, or waiting on an analysis, which has no deadline
 		}
 		seconds := ptr.Deref(p.ro.Spec.ProgressDeadlineSeconds, defaultProgressDeadlineSeconds)
 		deadline := old.LastUpdateTime.Add(secondsDuration(seconds))
