@@ -41,19 +41,27 @@ func OperationRunning(app *v1alpha1.Application) bool {
 
 // RequestSync sets op as app's operation, refusing when another operation
 // is requested or running. The write is conditional on the version read, so
-// two clients cannot both start one.
+// two clients cannot both start one; a conflict reads the Application again
+// (the controller writes its status meanwhile) and checks once more.
 func RequestSync(ctx context.Context, c client.Client, key client.ObjectKey, op *v1alpha1.SyncOperation) (*v1alpha1.Application, error) {
 	app := &v1alpha1.Application{}
-	if err := c.Get(ctx, key, app); err != nil {
-		return nil, fmt.Errorf("reading application %s: %w", key.Name, err)
-	}
-	if OperationRunning(app) {
-		return nil, fmt.Errorf("another operation is already in progress on application %s", key.Name)
-	}
-	patch := client.MergeFromWithOptions(app.DeepCopy(), client.MergeFromWithOptimisticLock{})
-	app.Operation = &v1alpha1.Operation{Sync: op, InitiatedBy: Initiator}
-	if err := c.Patch(ctx, app, patch); err != nil {
-		return nil, fmt.Errorf("requesting a sync of %s: %w", key.Name, err)
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		app = &v1alpha1.Application{}
+		if err := c.Get(ctx, key, app); err != nil {
+			return fmt.Errorf("reading application %s: %w", key.Name, err)
+		}
+		if OperationRunning(app) {
+			return fmt.Errorf("another operation is already in progress on application %s", key.Name)
+		}
+		patch := client.MergeFromWithOptions(app.DeepCopy(), client.MergeFromWithOptimisticLock{})
+		app.Operation = &v1alpha1.Operation{Sync: op, InitiatedBy: Initiator}
+		if err := c.Patch(ctx, app, patch); err != nil {
+			return fmt.Errorf("requesting a sync of %s: %w", key.Name, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return app, nil
 }
