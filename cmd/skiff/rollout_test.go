@@ -24,7 +24,9 @@ import (
 )
 
 // The Rollout controller runs in the manager TestMain starts: it watches
-// Rollouts in every namespace.
+// Rollouts in every namespace. The cluster tests of Rollouts run one after
+// the other, before the parallel Application tests, so the two do not
+// slow each other down on a busy machine.
 
 // skiffRollout runs `skiff rollout -n NS ARGS` against the test cluster.
 func skiffRollout(t *testing.T, ns string, args ...string) (string, error) {
@@ -138,7 +140,6 @@ func serviceSelector(t *testing.T, c client.Client, ns, name string) string {
 // degrades it and retry resumes it, undo goes back to the first template
 // (and its ReplicaSet), pause and restart patch the spec.
 func TestRolloutBlueGreen(t *testing.T) {
-	t.Parallel()
 	c := kube(t)
 	ns := cluster.Namespace(t)
 	const name = "rollout-bg-test"
@@ -250,7 +251,6 @@ func TestRolloutBlueGreen(t *testing.T) {
 // A canary with steps [setWeight 20, pause, setWeight 60, pause]: promote
 // moves one step at a time, promote --full ends it.
 func TestRolloutCanarySteps(t *testing.T) {
-	t.Parallel()
 	c := kube(t)
 	ns := cluster.Namespace(t)
 	const name = "canary-steps"
