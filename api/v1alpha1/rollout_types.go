@@ -50,7 +50,7 @@ type RolloutSpec struct {
 	Selector *metav1.LabelSelector `json:"selector,omitempty"`
 	// Template is the pod template; mutually exclusive with WorkloadRef.
 	// +optional
-	Template corev1.PodTemplateSpec `json:"template"`
+	Template corev1.PodTemplateSpec `json:"template,omitzero"`
 	// WorkloadRef takes the pod template from an existing Deployment.
 	// +optional
 	WorkloadRef *ObjectRef `json:"workloadRef,omitempty"`

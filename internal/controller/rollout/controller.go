@@ -83,6 +83,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Owns(&appsv1.ReplicaSet{}).
 		Owns(&v1alpha1.AnalysisRun{}).
 		Watches(&corev1.Service{}, handler.EnqueueRequestsFromMapFunc(r.rolloutsOfService)).
+		Watches(&appsv1.Deployment{}, handler.EnqueueRequestsFromMapFunc(r.rolloutsOfDeployment)).
 		Watches(&v1alpha1.AnalysisTemplate{}, handler.EnqueueRequestsFromMapFunc(r.rolloutsOfTemplate)).
 		Watches(&v1alpha1.ClusterAnalysisTemplate{}, handler.EnqueueRequestsFromMapFunc(r.rolloutsOfTemplate)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.Workers}).
@@ -180,6 +181,9 @@ type pass struct {
 	// runs are the AnalysisRuns the Rollout owns; retried says this pass
 	// is the first after a retry of an abort, and retriedRuns are the runs
 	// of the aborted try; gate is what the current runs allow.
+	// workload is the Deployment of spec.workloadRef, if any.
+	workload *appsv1.Deployment
+
 	runs        []*v1alpha1.AnalysisRun
 	retried     bool
 	retriedRuns map[rollout.RunType]*v1alpha1.AnalysisRun
@@ -223,7 +227,14 @@ func (p *pass) eventOfType(eventType, reason, format string, args ...any) {
 // sync does the work of the pass; the status is written by the caller.
 func (p *pass) sync(ctx context.Context) error {
 	p.status.ObservedGeneration = strconv.FormatInt(p.ro.Generation, 10)
-	if msg := validate(p.ro); msg != "" {
+	msg, err := p.resolveWorkload(ctx)
+	if err != nil {
+		return err
+	}
+	if msg == "" {
+		msg = validate(p.ro)
+	}
+	if msg != "" {
 		p.setInvalid(msg)
 		return nil
 	}
@@ -271,7 +282,6 @@ func (p *pass) sync(ctx context.Context) error {
 		}
 		p.eventOfType(corev1.EventTypeWarning, string(rollout.ReasonRolloutAborted), "%s", msg)
 	}
-	var err error
 	if p.ro.Spec.Strategy.BlueGreen != nil {
 		err = p.syncBlueGreen(ctx)
 	} else {
@@ -281,6 +291,9 @@ func (p *pass) sync(ctx context.Context) error {
 		return err
 	}
 	if err := p.restartPods(ctx); err != nil {
+		return err
+	}
+	if err := p.scaleDownWorkload(ctx); err != nil {
 		return err
 	}
 	if err := p.cleanupHistory(ctx); err != nil {

@@ -20,8 +20,6 @@ import (
 func validate(ro *v1alpha1.Rollout) string {
 	spec := &ro.Spec
 	switch {
-	case spec.WorkloadRef != nil:
-		return "spec.workloadRef: Unsupported value: Skiff does not run Rollouts with a workloadRef yet"
 	case spec.Replicas != nil && *spec.Replicas < 0:
 		return fmt.Sprintf("spec.replicas: Invalid value: %d: must be greater than or equal to 0", *spec.Replicas)
 	case spec.Selector == nil:

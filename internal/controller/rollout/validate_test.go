@@ -64,10 +64,6 @@ func TestValidate(t *testing.T) {
 		"an unparsable pause duration is invalid": {
 			ro: valid(canary(v1alpha1.CanaryStep{Pause: &v1alpha1.RolloutPause{Duration: &bad}})), want: "steps[0].pause.duration",
 		},
-		"a workloadRef is not run yet": {
-			ro:   valid(func(s *v1alpha1.RolloutSpec) { s.WorkloadRef = &v1alpha1.ObjectRef{Kind: "Deployment", Name: "d"} }),
-			want: "spec.workloadRef",
-		},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -77,6 +73,31 @@ func TestValidate(t *testing.T) {
 			}
 			if !strings.Contains(got, tc.want) {
 				t.Fatalf("validate = %q, want it to contain %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestValidateWorkloadRef(t *testing.T) {
+	container := corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "nginx"}}}}
+	tests := map[string]struct {
+		ref      *v1alpha1.ObjectRef
+		template corev1.PodTemplateSpec
+		want     string
+	}{
+		"no workloadRef is fine":                 {},
+		"a Deployment reference is valid":        {ref: &v1alpha1.ObjectRef{APIVersion: "apps/v1", Kind: "Deployment", Name: "web", ScaleDown: "onsuccess"}},
+		"the apiVersion may be left out":         {ref: &v1alpha1.ObjectRef{Kind: "Deployment", Name: "web"}},
+		"another kind is not supported":          {ref: &v1alpha1.ObjectRef{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "web"}, want: "spec.workloadRef: Unsupported value"},
+		"a name is required":                     {ref: &v1alpha1.ObjectRef{Kind: "Deployment"}, want: "spec.workloadRef.name: Required value"},
+		"a template beside the reference is bad": {ref: &v1alpha1.ObjectRef{Kind: "Deployment", Name: "web"}, template: container, want: "template must be empty"},
+		"an unknown scaleDown is refused":        {ref: &v1alpha1.ObjectRef{Kind: "Deployment", Name: "web", ScaleDown: "sometimes"}, want: "spec.workloadRef.scaleDown: Unsupported value"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			got := validateWorkloadRef(&v1alpha1.RolloutSpec{WorkloadRef: tc.ref, Template: tc.template})
+			if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
+				t.Fatalf("validateWorkloadRef = %q, want %q", got, tc.want)
 			}
 		})
 	}
