@@ -1,0 +1,204 @@
+package server
+
+import (
+	"net/http"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/skiffcd/skiff/api/v1alpha1"
+)
+
+// AnnotationRefresh asks the Application controller for a comparison.
+const AnnotationRefresh = "argocd.argoproj.io/refresh"
+
+// appObject is the RBAC object of an application: <project>/<name>.
+func appObject(app *v1alpha1.Application) string {
+	project := app.Spec.Project
+	if project == "" {
+		project = "default"
+	}
+	return project + "/" + app.Name
+}
+
+// queryList reads a repeated or comma-separated query parameter.
+func queryList(r *http.Request, key string) []string {
+	var out []string
+	for _, v := range r.URL.Query()[key] {
+		for _, part := range strings.Split(v, ",") {
+			if part = strings.TrimSpace(part); part != "" {
+				out = append(out, part)
+			}
+		}
+	}
+	return out
+}
+
+// handleListApplications lists the apps the caller may get, filtered by
+// projects and a label selector as `argocd app list` filters them.
+func (s *Server) handleListApplications(w http.ResponseWriter, r *http.Request, c *session) {
+	selector := labels.Everything()
+	if raw := r.URL.Query().Get("selector"); raw != "" {
+		var err error
+		if selector, err = labels.Parse(raw); err != nil {
+			writeError(w, http.StatusBadRequest, "invalid selector: "+err.Error())
+			return
+		}
+	}
+	projects := map[string]bool{}
+	for _, p := range queryList(r, "projects") {
+		projects[p] = true
+	}
+	var list v1alpha1.ApplicationList
+	if err := s.Client.List(r.Context(), &list, client.InNamespace(s.Namespace), client.MatchingLabelsSelector{Selector: selector}); err != nil {
+		s.internalError(w, err)
+		return
+	}
+	p, err := s.policy(r.Context())
+	if err != nil {
+		s.internalError(w, err)
+		return
+	}
+	items := make([]v1alpha1.Application, 0, len(list.Items))
+	for i := range list.Items {
+		app := &list.Items[i]
+		if len(projects) > 0 && !projects[app.Spec.Project] {
+			continue
+		}
+		if !p.allowed(c.user(), resApplications, actGet, appObject(app)) {
+			continue
+		}
+		items = append(items, *app)
+	}
+	list.Items = items
+	list.APIVersion, list.Kind = v1alpha1.GroupVersion.String(), "ApplicationList"
+	writeJSON(w, http.StatusOK, &list)
+}
+
+// getApp reads the named app and checks action on it; it answers errors itself.
+func (s *Server) getApp(w http.ResponseWriter, r *http.Request, c *session, action string) (*v1alpha1.Application, bool) {
+	name := r.PathValue("name")
+	if name == "" || len(name) > 253 || strings.ContainsAny(name, "/ ") {
+		writeError(w, http.StatusBadRequest, "invalid application name")
+		return nil, false
+	}
+	app := &v1alpha1.Application{}
+	if err := s.Client.Get(r.Context(), types.NamespacedName{Namespace: s.Namespace, Name: name}, app); err != nil {
+		if apierrors.IsNotFound(err) {
+			writeError(w, http.StatusNotFound, "application "+name+" not found")
+		} else {
+			s.internalError(w, err)
+		}
+		return nil, false
+	}
+	if !s.authorize(w, r, c, resApplications, action, appObject(app)) {
+		return nil, false
+	}
+	app.APIVersion, app.Kind = v1alpha1.GroupVersion.String(), "Application"
+	return app, true
+}
+
+// handleGetApplication returns one app; ?refresh=normal|hard first sets the
+// refresh annotation, as `argocd app get --refresh` does.
+func (s *Server) handleGetApplication(w http.ResponseWriter, r *http.Request, c *session) {
+	refresh := r.URL.Query().Get("refresh")
+	if refresh != "" && refresh != "normal" && refresh != "hard" {
+		writeError(w, http.StatusBadRequest, `refresh must be "normal" or "hard"`)
+		return
+	}
+	app, ok := s.getApp(w, r, c, actGet)
+	if !ok {
+		return
+	}
+	if refresh != "" {
+		patch := client.MergeFrom(app.DeepCopy())
+		if app.Annotations == nil {
+			app.Annotations = map[string]string{}
+		}
+		app.Annotations[AnnotationRefresh] = refresh
+		if err := s.Client.Patch(r.Context(), app, patch); err != nil {
+			s.internalError(w, err)
+			return
+		}
+	}
+	writeJSON(w, http.StatusOK, app)
+}
+
+// syncRequest is the body of POST /api/v1/applications/{name}/sync (the
+// fields of Argo CD's ApplicationSyncRequest this slice supports).
+type syncRequest struct {
+	Revision  string                           `json:"revision"`
+	Prune     bool                             `json:"prune"`
+	DryRun    bool                             `json:"dryRun"`
+	Resources []v1alpha1.SyncOperationResource `json:"resources"`
+}
+
+// handleSync requests a sync by setting operation.sync, as Argo CD's API
+// does; the Application controller runs it.
+func (s *Server) handleSync(w http.ResponseWriter, r *http.Request, c *session) {
+	var req syncRequest
+	if r.ContentLength != 0 {
+		if !decodeJSON(w, r, 1<<20, &req) {
+			return
+		}
+	}
+	for _, res := range req.Resources {
+		if res.Kind == "" || res.Name == "" {
+			writeError(w, http.StatusBadRequest, "each resource needs a kind and a name")
+			return
+		}
+	}
+	app, ok := s.getApp(w, r, c, actSync)
+	if !ok {
+		return
+	}
+	if app.Operation != nil {
+		writeError(w, http.StatusConflict, "another operation is already in progress")
+		return
+	}
+	patch := client.MergeFromWithOptions(app.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	app.Operation = &v1alpha1.Operation{
+		Sync: &v1alpha1.SyncOperation{
+			Revision:  req.Revision,
+			Prune:     req.Prune,
+			DryRun:    req.DryRun,
+			Resources: req.Resources,
+		},
+		InitiatedBy: v1alpha1.OperationInitiator{Username: c.user()},
+	}
+	if err := s.Client.Patch(r.Context(), app, patch); err != nil {
+		if apierrors.IsConflict(err) {
+			writeError(w, http.StatusConflict, "the application changed meanwhile: try again")
+			return
+		}
+		s.internalError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, app)
+}
+
+// handleListProjects lists the AppProjects the caller may get.
+func (s *Server) handleListProjects(w http.ResponseWriter, r *http.Request, c *session) {
+	var list v1alpha1.AppProjectList
+	if err := s.Client.List(r.Context(), &list, client.InNamespace(s.Namespace)); err != nil {
+		s.internalError(w, err)
+		return
+	}
+	p, err := s.policy(r.Context())
+	if err != nil {
+		s.internalError(w, err)
+		return
+	}
+	items := make([]v1alpha1.AppProject, 0, len(list.Items))
+	for _, proj := range list.Items {
+		if p.allowed(c.user(), resProjects, actGet, proj.Name) {
+			items = append(items, proj)
+		}
+	}
+	list.Items = items
+	list.APIVersion, list.Kind = v1alpha1.GroupVersion.String(), "AppProjectList"
+	writeJSON(w, http.StatusOK, &list)
+}

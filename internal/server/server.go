@@ -1,0 +1,252 @@
+// Package server is Skiff's API server: the JSON API under /api/v1, local
+// users and their sessions, RBAC in Argo CD's policy format and git
+// webhooks, served on one port (TLS by default) as a Runnable of the
+// controller manager, reading through the manager's client and caches.
+//
+// Files: server.go (listener, routes, authentication middleware),
+// tls.go (the self-signed certificate), session.go (tokens and cookies),
+// login.go (session endpoints), ratelimit.go (failed-login limits),
+// accounts.go and settings.go (argocd-cm / argocd-secret), rbac.go
+// (argocd-rbac-cm with casbin), applications.go (the API),
+// webhook.go (payloads and signatures), repourl.go (which apps a push
+// touches), refresh.go (asking the controller to refresh).
+package server
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// Options configure the listener.
+type Options struct {
+	// Addr is the listen address (":8080" by default).
+	Addr string
+	// Insecure serves plain HTTP (behind a TLS-terminating load balancer).
+	Insecure bool
+	// TLSCertFile and TLSKeyFile name a certificate; without them a
+	// self-signed one is generated at start.
+	TLSCertFile, TLSKeyFile string
+	// Listener, when set, is used instead of listening on Addr (tests).
+	Listener net.Listener
+	// WebhookMaxBytes bounds a webhook payload (default 10 MiB).
+	WebhookMaxBytes int64
+	// SessionDuration is how long a login lasts (default 24 h).
+	SessionDuration time.Duration
+	// MaxLoginFailures within LoginFailureWindow block a user name or
+	// client address (defaults 5 and 5 minutes).
+	MaxLoginFailures   int
+	LoginFailureWindow time.Duration
+}
+
+// Server serves the API. Its fields are set before Start.
+type Server struct {
+	// Client reads and writes Applications and AppProjects and writes
+	// argocd-secret at first start.
+	Client client.Client
+	// Settings reads argocd-cm, argocd-secret and argocd-rbac-cm, usually
+	// from a cache of Skiff's namespace; nil means Client.
+	Settings client.Reader
+	// APIReader reads argocd-secret at first start, uncached; nil means Client.
+	APIReader client.Reader
+	// Namespace holds the configuration and the Applications.
+	Namespace string
+	// Refresher asks for an immediate comparison of apps a push touched.
+	Refresher Refresher
+	// Now is the clock; nil means time.Now.
+	Now     func() time.Time
+	Options Options
+	// Log receives request errors; nil discards them.
+	Log *slog.Logger
+
+	initOnce        sync.Once
+	sessions        *sessions
+	userLimiter     *failureLimiter
+	ipLimiter       *failureLimiter
+	policyMu        sync.Mutex
+	compiled        *policy
+	compiledVersion string
+}
+
+func (s *Server) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	return time.Now()
+}
+
+func (s *Server) init() {
+	s.initOnce.Do(func() {
+		if s.Settings == nil {
+			s.Settings = s.Client
+		}
+		if s.APIReader == nil {
+			s.APIReader = s.Client
+		}
+		if s.Log == nil {
+			s.Log = slog.New(slog.DiscardHandler)
+		}
+		s.sessions = newSessions(s.now, s.Options.SessionDuration)
+		s.userLimiter = newFailureLimiter(s.Options.MaxLoginFailures, s.Options.LoginFailureWindow, s.now)
+		s.ipLimiter = newFailureLimiter(s.Options.MaxLoginFailures, s.Options.LoginFailureWindow, s.now)
+	})
+}
+
+// NeedLeaderElection is false: every replica serves the API.
+func (s *Server) NeedLeaderElection() bool { return false }
+
+// Start writes the initial secrets, then serves until ctx ends.
+func (s *Server) Start(ctx context.Context) error {
+	s.init()
+	if err := s.bootstrap(ctx); err != nil {
+		return fmt.Errorf("api server: %w", err)
+	}
+	ln := s.Options.Listener
+	if ln == nil {
+		addr := s.Options.Addr
+		if addr == "" {
+			addr = ":8080"
+		}
+		var err error
+		if ln, err = net.Listen("tcp", addr); err != nil {
+			return fmt.Errorf("api server: %w", err)
+		}
+	}
+	srv := &http.Server{
+		Handler:           s.Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       time.Minute,
+		WriteTimeout:      2 * time.Minute,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+	}
+	if !s.Options.Insecure {
+		cert, err := s.certificate()
+		if err != nil {
+			_ = ln.Close()
+			return fmt.Errorf("api server: %w", err)
+		}
+		srv.TLSConfig = &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{cert}}
+		ln = tls.NewListener(ln, srv.TLSConfig)
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("api server: %w", err)
+	case <-ctx.Done():
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		return fmt.Errorf("api server shutdown: %w", err)
+	}
+	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// Handler routes every endpoint. Start calls it; tests may serve it
+// themselves after Bootstrap.
+func (s *Server) Handler() http.Handler {
+	s.init()
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		_, _ = w.Write([]byte("ok"))
+	})
+	mux.HandleFunc("POST /api/webhook", s.handleWebhook)
+	mux.HandleFunc("POST /api/v1/session", s.handleLogin)
+	mux.Handle("DELETE /api/v1/session", s.authenticated(s.handleLogout))
+	mux.Handle("GET /api/v1/session/userinfo", s.authenticated(s.handleUserInfo))
+	mux.Handle("GET /api/v1/applications", s.authenticated(s.handleListApplications))
+	mux.Handle("GET /api/v1/applications/{name}", s.authenticated(s.handleGetApplication))
+	mux.Handle("POST /api/v1/applications/{name}/sync", s.authenticated(s.handleSync))
+	mux.Handle("GET /api/v1/projects", s.authenticated(s.handleListProjects))
+	mux.Handle("/api/", s.authenticated(func(w http.ResponseWriter, _ *http.Request, _ *session) {
+		writeError(w, http.StatusNotFound, "no such API endpoint")
+	}))
+	return securityHeaders(mux)
+}
+
+// Bootstrap writes the signing key and the initial admin password when
+// missing; Start calls it.
+func (s *Server) Bootstrap(ctx context.Context) error {
+	s.init()
+	return s.bootstrap(ctx)
+}
+
+func securityHeaders(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		w.Header().Set("X-Frame-Options", "DENY")
+		h.ServeHTTP(w, r)
+	})
+}
+
+// session is an authenticated caller.
+type session struct {
+	claims   *sessionClaims
+	settings *settings
+}
+
+func (c *session) user() string { return c.claims.Subject }
+
+// authenticated wraps a handler that needs a session: a valid token of an
+// enabled account, from the bearer header or the cookie; otherwise 401.
+func (s *Server) authenticated(h func(http.ResponseWriter, *http.Request, *session)) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		token := tokenFrom(r)
+		if token == "" {
+			writeError(w, http.StatusUnauthorized, "no session: log in first")
+			return
+		}
+		st, err := s.loadSettings(r.Context())
+		if err != nil {
+			s.internalError(w, err)
+			return
+		}
+		claims, err := s.sessions.verify(st.signKey, token)
+		if err != nil {
+			writeError(w, http.StatusUnauthorized, "invalid session: "+err.Error())
+			return
+		}
+		if acc, ok := st.accounts[claims.Subject]; !ok || !acc.Enabled {
+			writeError(w, http.StatusUnauthorized, "invalid session: account "+claims.Subject+" is disabled or gone")
+			return
+		}
+		h(w, r, &session{claims: claims, settings: st})
+	})
+}
+
+// authorize checks RBAC and answers 403 itself when refused.
+func (s *Server) authorize(w http.ResponseWriter, r *http.Request, c *session, resource, action, object string) bool {
+	p, err := s.policy(r.Context())
+	if err != nil {
+		s.internalError(w, err)
+		return false
+	}
+	if !p.allowed(c.user(), resource, action, object) {
+		writeError(w, http.StatusForbidden, fmt.Sprintf("permission denied: %s, %s, %s", resource, action, object))
+		return false
+	}
+	return true
+}
+
+func (s *Server) internalError(w http.ResponseWriter, err error) {
+	s.Log.Error("api request failed", "error", err)
+	if errors.Is(err, errNotReady) {
+		writeError(w, http.StatusServiceUnavailable, err.Error())
+		return
+	}
+	writeError(w, http.StatusInternalServerError, "internal error")
+}

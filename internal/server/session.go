@@ -1,0 +1,149 @@
+package server
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+)
+
+const (
+	// CookieName is the session cookie Argo CD's UI uses.
+	CookieName = "argocd.token"
+	issuer     = "argocd"
+	// defaultSessionDuration is Argo CD's users.session.duration default.
+	defaultSessionDuration = 24 * time.Hour
+)
+
+// sessionClaims are the claims of a local user's session token.
+type sessionClaims struct {
+	jwt.RegisteredClaims
+}
+
+// sessions issues and checks signed session tokens and remembers the ones
+// logged out until they expire.
+type sessions struct {
+	now      func() time.Time
+	duration time.Duration
+
+	mu      sync.Mutex
+	revoked map[string]time.Time // token ID → expiry
+}
+
+func newSessions(now func() time.Time, duration time.Duration) *sessions {
+	if duration <= 0 {
+		duration = defaultSessionDuration
+	}
+	return &sessions{now: now, duration: duration, revoked: map[string]time.Time{}}
+}
+
+// issue signs a token for user with key (HS256).
+func (s *sessions) issue(key []byte, user string) (string, time.Time, error) {
+	id := make([]byte, 16)
+	if _, err := rand.Read(id); err != nil {
+		return "", time.Time{}, err
+	}
+	now := s.now().Truncate(time.Second)
+	exp := now.Add(s.duration)
+	claims := sessionClaims{RegisteredClaims: jwt.RegisteredClaims{
+		Issuer:    issuer,
+		Subject:   user,
+		ID:        hex.EncodeToString(id),
+		IssuedAt:  jwt.NewNumericDate(now),
+		NotBefore: jwt.NewNumericDate(now),
+		ExpiresAt: jwt.NewNumericDate(exp),
+	}}
+	token, err := jwt.NewWithClaims(jwt.SigningMethodHS256, claims).SignedString(key)
+	return token, exp, err
+}
+
+var errRevoked = errors.New("session has been logged out")
+
+// verify checks signature, issuer, times and revocation, and returns the claims.
+func (s *sessions) verify(key []byte, token string) (*sessionClaims, error) {
+	claims := &sessionClaims{}
+	_, err := jwt.ParseWithClaims(token, claims, func(*jwt.Token) (any, error) { return key, nil },
+		jwt.WithValidMethods([]string{jwt.SigningMethodHS256.Alg()}),
+		jwt.WithIssuer(issuer),
+		jwt.WithExpirationRequired(),
+		jwt.WithTimeFunc(s.now))
+	if err != nil {
+		return nil, err
+	}
+	if claims.Subject == "" || claims.ID == "" {
+		return nil, errors.New("token has no subject or ID")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.revoked[claims.ID]; ok {
+		return nil, errRevoked
+	}
+	return claims, nil
+}
+
+// revoke remembers a token ID until its expiry and forgets expired ones.
+func (s *sessions) revoke(claims *sessionClaims) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.now()
+	for id, exp := range s.revoked {
+		if now.After(exp) {
+			delete(s.revoked, id)
+		}
+	}
+	if claims.ExpiresAt != nil {
+		s.revoked[claims.ID] = claims.ExpiresAt.Time
+	}
+}
+
+// tokenFrom finds the session token of a request: a bearer Authorization
+// header (the CLI) or the argocd.token cookie (the UI).
+func tokenFrom(r *http.Request) string {
+	if h := r.Header.Get("Authorization"); h != "" {
+		if scheme, token, ok := strings.Cut(h, " "); ok && strings.EqualFold(scheme, "Bearer") {
+			return strings.TrimSpace(token)
+		}
+	}
+	if c, err := r.Cookie(CookieName); err == nil {
+		return c.Value
+	}
+	return ""
+}
+
+// sessionCookie is the UI's session cookie; an empty token clears it.
+func sessionCookie(token string, expires time.Time, secure bool) *http.Cookie {
+	c := &http.Cookie{
+		Name:     CookieName,
+		Value:    token,
+		Path:     "/",
+		HttpOnly: true,
+		Secure:   secure,
+		SameSite: http.SameSiteLaxMode,
+		Expires:  expires,
+	}
+	if token == "" {
+		c.MaxAge = -1
+		c.Expires = time.Unix(0, 0)
+	}
+	return c
+}
+
+// randomPassword returns n characters of letters and digits, like Argo CD's
+// generated admin password.
+func randomPassword(n int) (string, error) {
+	const alphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+	buf := make([]byte, n)
+	if _, err := rand.Read(buf); err != nil {
+		return "", fmt.Errorf("generating a password: %w", err)
+	}
+	for i := range buf {
+		buf[i] = alphabet[int(buf[i])%len(alphabet)] // 256 % 62 bias is negligible here
+	}
+	return string(buf), nil
+}
