@@ -72,7 +72,7 @@ func (p *pass) reconcileAnalysis(ctx context.Context) error {
 	}
 
 	skip := st.Abort || st.PromoteFull || st.StableRS == "" || st.StableRS == p.hash ||
-		p.newRS.Annotations[AnnotationScaleDownDeadline] != ""
+		p.newRS.Annotations[AnnotationScaleDownDeadline] != "" || p.rollbackWithinWindow()
 	if !skip {
 		var err error
 		if p.ro.Spec.Strategy.BlueGreen != nil {

@@ -28,8 +28,9 @@ func (p *pass) syncBlueGreen(ctx context.Context) error {
 	}
 	// Without an active revision of ours there is nothing to protect: the
 	// first revision (and one that follows a broken selector) goes live as
-	// soon as it is available, without a pause.
-	fastTrack := p.rsByHash(activeHash) == nil || activeHash == p.hash
+	// soon as it is available, without a pause; so does a rollback within
+	// the rollbackWindow.
+	fastTrack := p.rsByHash(activeHash) == nil || activeHash == p.hash || p.rollbackWithinWindow()
 	promote := fastTrack || (p.blueGreenPause() && !p.gate.prePromotionBlocked)
 
 	want := p.replicas

@@ -173,3 +173,41 @@ func TestCanaryUndoToStableSkipsSteps(t *testing.T) {
 		t.Errorf("stable ReplicaSet revision after undo = %q, want 3", rev)
 	}
 }
+
+// A rollback to a revision within spec.rollbackWindow skips the steps (the
+// pause at step 1 included), as Argo Rollouts decides it: by ReplicaSet
+// creation times. One further back than the window runs the steps.
+func TestCanaryRollbackWithinWindowSkipsSteps(t *testing.T) {
+	c := startController(t)
+	ns := cluster.Namespace(t)
+	createServices(t, c, "canary-services.yml", ns)
+	ro := readRollout(t, "canary.yml", ns)
+	ro.Spec.Replicas = ptr.To[int32](2)
+	ro.Spec.RollbackWindow = &v1alpha1.RollbackWindowSpec{Revisions: 1}
+	ro.Spec.Strategy.Canary.Steps = []v1alpha1.CanaryStep{{SetWeight: ptr.To[int32](50)}, {Pause: &v1alpha1.RolloutPause{}}}
+	create(t, c, ro)
+	first := waitFor(t, c, ro, "first revision Healthy", healthyAt).Status.CurrentPodHash
+	var hashes []string
+	for _, image := range []string{"argoproj/rollouts-demo:yellow", "argoproj/rollouts-demo:red"} {
+		time.Sleep(time.Second) // creation times order the revisions, to the second
+		hash := setImage(t, c, ro, image)
+		waitAtPause(t, c, ro, hash, 1)
+		promote(t, c, ro)
+		waitFor(t, c, ro, image+" Healthy", healthyAt)
+		hashes = append(hashes, hash)
+	}
+	second := hashes[0]
+
+	// Two revisions back is outside a window of 1: the steps run.
+	if back := setImage(t, c, ro, "argoproj/rollouts-demo:blue"); back != first {
+		t.Fatalf("rollback gave hash %s, want %s", back, first)
+	}
+	waitAtPause(t, c, ro, first, 1)
+
+	// The revision just before the stable one is inside it: at once.
+	setImage(t, c, ro, "argoproj/rollouts-demo:yellow")
+	got := waitFor(t, c, ro, "the rollback within the window Healthy without a pause", healthyAt)
+	if got.Status.CurrentPodHash != second || ptr.Deref(got.Status.CurrentStepIndex, -1) != 2 {
+		t.Errorf("status after the rollback: %s", describe(got))
+	}
+}

@@ -100,10 +100,13 @@ func (p *pass) startRevisionIfNew() {
 		return
 	}
 	index := int32(0)
-	if st.StableRS == "" || st.StableRS == p.hash {
+	if st.StableRS == "" || st.StableRS == p.hash || p.rollbackWithinWindow() {
 		index = int32(len(canary.Steps))
-		if !first && st.StableRS == p.hash {
+		switch {
+		case !first && st.StableRS == p.hash:
 			p.event("SkipSteps", "Rollback to stable ReplicaSets")
+		case p.rollbackWithinWindow():
+			p.event("SkipSteps", "Rollback within the rollbackWindow: skipping steps")
 		}
 	}
 	st.CurrentStepIndex = &index
@@ -361,4 +364,21 @@ func (p *pass) maxUnavailable() int32 {
 		n = rollout.MaxUnavailableCount(p.ro.Spec.Strategy.Canary.MaxUnavailable, p.replicas)
 	}
 	return max(n, 1)
+}
+
+// rollbackWithinWindow says the current template is that of a ReplicaSet
+// older than the stable one and within spec.rollbackWindow: the rollback
+// skips steps, pauses and analysis. Creation times do not change, so every
+// pass of the rollback decides the same.
+func (p *pass) rollbackWithinWindow() bool {
+	window := p.ro.Spec.RollbackWindow
+	target, stable := p.rsByHash(p.hash), p.rsByHash(p.status.StableRS)
+	if window == nil || target == nil || stable == nil || target == stable {
+		return false
+	}
+	others := make([]time.Time, 0, len(p.allRS))
+	for _, rs := range p.allRS {
+		others = append(others, rs.CreationTimestamp.Time)
+	}
+	return rollout.WithinRollbackWindow(target.CreationTimestamp.Time, stable.CreationTimestamp.Time, others, window.Revisions)
 }

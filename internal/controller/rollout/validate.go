@@ -82,7 +82,6 @@ func (p *pass) reportUnsupported() {
 		}
 	}
 	spec := &p.ro.Spec
-	add(spec.RollbackWindow != nil, "spec.rollbackWindow")
 	if bg := spec.Strategy.BlueGreen; bg != nil {
 		add(bg.AntiAffinity != nil, "blueGreen.antiAffinity")
 		add(bg.ActiveMetadata != nil, "blueGreen.activeMetadata")
