@@ -90,6 +90,10 @@ func SetImagePatch(ro *v1alpha1.Rollout, pairs []string) (Patch, error) {
 	if len(pairs) == 0 {
 		return Patch{}, fmt.Errorf("want at least one CONTAINER=IMAGE")
 	}
+	if ref := ro.Spec.WorkloadRef; ref != nil {
+		return Patch{}, fmt.Errorf("rollout %s takes its pod template from %s %s (workloadRef): set the image there, e.g. kubectl set image deployment/%s %s",
+			ro.Name, ref.Kind, ref.Name, ref.Name, strings.Join(pairs, " "))
+	}
 	images := map[string]string{}
 	var order []string
 	for _, p := range pairs {

@@ -147,9 +147,10 @@ func TestSimplePatches(t *testing.T) {
 
 func TestSetImagePatch(t *testing.T) {
 	tests := map[string]struct {
-		pairs   []string
-		want    string
-		wantErr string
+		pairs       []string
+		workloadRef bool
+		want        string
+		wantErr     string
 	}{
 		"one container": {
 			pairs: []string{"web=nginx:2"},
@@ -168,10 +169,18 @@ func TestSetImagePatch(t *testing.T) {
 		"an unknown container":   {pairs: []string{"db=postgres"}, wantErr: `no container named "db"`},
 		"a pair without an =":    {pairs: []string{"nginx:2"}, wantErr: "want CONTAINER=IMAGE"},
 		"a pair without a image": {pairs: []string{"web="}, wantErr: "want CONTAINER=IMAGE"},
+		"a workloadRef rollout points at its Deployment": {
+			pairs: []string{"web=nginx:2"}, workloadRef: true,
+			wantErr: "takes its pod template from Deployment web (workloadRef): set the image there, e.g. kubectl set image deployment/web web=nginx:2",
+		},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			got, err := SetImagePatch(canary(), tc.pairs)
+			ro := canary()
+			if tc.workloadRef {
+				ro.Spec.WorkloadRef = &v1alpha1.ObjectRef{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"}
+			}
+			got, err := SetImagePatch(ro, tc.pairs)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("got %v, want an error with %q", err, tc.wantErr)
