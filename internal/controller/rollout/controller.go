@@ -296,6 +296,9 @@ func (p *pass) sync(ctx context.Context) error {
 	if err := p.scaleDownWorkload(ctx); err != nil {
 		return err
 	}
+	if err := p.syncRoleMetadata(ctx); err != nil {
+		return err
+	}
 	if err := p.cleanupHistory(ctx); err != nil {
 		return err
 	}

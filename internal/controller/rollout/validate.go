@@ -84,14 +84,10 @@ func (p *pass) reportUnsupported() {
 	spec := &p.ro.Spec
 	if bg := spec.Strategy.BlueGreen; bg != nil {
 		add(bg.AntiAffinity != nil, "blueGreen.antiAffinity")
-		add(bg.ActiveMetadata != nil, "blueGreen.activeMetadata")
-		add(bg.PreviewMetadata != nil, "blueGreen.previewMetadata")
 		add(bg.ScaleDownDelayRevisionLimit != nil, "blueGreen.scaleDownDelayRevisionLimit")
 	}
 	if c := spec.Strategy.Canary; c != nil {
 		add(c.AntiAffinity != nil, "canary.antiAffinity")
-		add(c.CanaryMetadata != nil, "canary.canaryMetadata")
-		add(c.StableMetadata != nil, "canary.stableMetadata")
 		add(c.PingPong != nil, "canary.pingPong")
 		add(c.ScaleDownDelayRevisionLimit != nil, "canary.scaleDownDelayRevisionLimit")
 		for i, step := range c.Steps {
