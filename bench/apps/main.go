@@ -245,6 +245,7 @@ func runN(n int, bin, tmp string) (res result, err error) {
 		"--app-resync", appResync.String(),
 		"--metrics-bind-address", metricsAddr,
 		"--health-probe-bind-address", healthAddr,
+		"--port", "0", // no API server: the benchmark measures the controller
 		"--cache-dir", filepath.Join(tmp, fmt.Sprintf("cache-%d", n)),
 	}
 	args = append(args, strings.Fields(*serverFlags)...)

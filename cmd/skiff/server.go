@@ -2,8 +2,10 @@ package main
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"os/signal"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -14,16 +16,19 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/skiffcd/skiff/internal/manager"
+	"github.com/skiffcd/skiff/internal/server"
 )
 
 func newServerCommand() *cobra.Command {
 	var (
 		kubeconfig string
 		opts       manager.Options
+		apiPort    int
+		apiAddress string
 	)
 	cmd := &cobra.Command{
 		Use:   "server",
-		Short: "Run the Skiff controllers against a cluster",
+		Short: "Run the Skiff controllers and API server against a cluster",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctrl.SetLogger(zap.New())
@@ -33,15 +38,31 @@ func newServerCommand() *cobra.Command {
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			fmt.Fprintf(cmd.ErrOrStderr(), "skiff server: API server %s, health %s, metrics %s, namespace %s\n",
+			if apiPort != 0 {
+				opts.API.Addr = net.JoinHostPort(apiAddress, strconv.Itoa(apiPort))
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "skiff server: Kubernetes API %s, health %s, metrics %s, namespace %s\n",
 				cfg.Host, opts.HealthAddr, opts.MetricsAddr, opts.Namespace)
+			if opts.API.Addr != "" {
+				scheme := "https"
+				if opts.API.Insecure {
+					scheme = "http"
+				}
+				fmt.Fprintf(cmd.ErrOrStderr(), "skiff server: API on %s://%s (user admin; first password: kubectl -n %s get secret %s -o jsonpath='{.data.password}' | base64 -d)\n",
+					scheme, displayAddr(apiAddress, apiPort), opts.Namespace, server.InitialAdminSecretName)
+			}
 			return manager.Run(ctx, cfg, opts)
 		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, ~/.kube/config, or in-cluster)")
 	f.StringVar(&opts.Namespace, "namespace", "argocd", "namespace of Skiff's configuration and Applications")
-	f.StringVar(&opts.MetricsAddr, "metrics-bind-address", ":8080", `address of the metrics endpoint ("0" turns it off)`)
+	f.IntVar(&apiPort, "port", 8080, "port of the API server, its login and git webhooks (0 turns it off)")
+	f.StringVar(&apiAddress, "address", "", "address the API server listens on (default: all)")
+	f.BoolVar(&opts.API.Insecure, "insecure", false, "serve the API over plain HTTP (behind a TLS-terminating load balancer)")
+	f.StringVar(&opts.API.TLSCertFile, "tls-cert", "", "TLS certificate of the API server (default: a self-signed one generated at start)")
+	f.StringVar(&opts.API.TLSKeyFile, "tls-key", "", "TLS private key of the API server")
+	f.StringVar(&opts.MetricsAddr, "metrics-bind-address", ":8082", `address of the metrics endpoint ("0" turns it off)`)
 	f.StringVar(&opts.HealthAddr, "health-probe-bind-address", ":8081", "address of the /healthz and /readyz endpoints")
 	f.StringVar(&opts.PprofAddr, "pprof-bind-address", "0", `address of Go's /debug/pprof profiles ("0" turns it off)`)
 	f.BoolVar(&opts.LeaderElection, "leader-elect", false, "elect a leader so that only one replica acts")
@@ -53,6 +74,14 @@ func newServerCommand() *cobra.Command {
 	f.IntVar(&opts.CompareWorkers, "status-processors", 10, "Applications compared in parallel")
 	f.IntVar(&opts.OperationWorkers, "operation-processors", 10, "sync operations run in parallel")
 	return cmd
+}
+
+// displayAddr is where a user on this host reaches the API.
+func displayAddr(address string, port int) string {
+	if address == "" || address == "0.0.0.0" || address == "::" {
+		address = "localhost"
+	}
+	return net.JoinHostPort(address, strconv.Itoa(port))
 }
 
 // loadConfig reads an explicit kubeconfig, or falls back to the usual

@@ -29,7 +29,8 @@ func main() {
 func run() error {
 	skiff := flag.String("skiff", "bin/skiff", "path of the skiff binary")
 	kubeconfig := flag.String("kubeconfig", "", "use this cluster instead of starting a local one")
-	metrics := flag.String("metrics-bind-address", "127.0.0.1:8080", "skiff server metrics address")
+	metrics := flag.String("metrics-bind-address", "127.0.0.1:8082", "skiff server metrics address")
+	apiPort := flag.Int("port", 8080, "skiff server API port (on 127.0.0.1)")
 	health := flag.String("health-probe-bind-address", "127.0.0.1:8081", "skiff server health address")
 	flag.Parse()
 	// Cluster processes run in the cluster's directory: a relative path
@@ -41,7 +42,8 @@ func run() error {
 	skiff = &skiffPath
 
 	serverArgs := []string{"server", "--install-crds",
-		"--metrics-bind-address=" + *metrics, "--health-probe-bind-address=" + *health}
+		"--metrics-bind-address=" + *metrics, "--health-probe-bind-address=" + *health,
+		"--address=127.0.0.1", fmt.Sprintf("--port=%d", *apiPort)}
 	serverArgs = append(serverArgs, flag.Args()...)
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -88,6 +90,8 @@ func run() error {
 		fmt.Printf("  pid %-8d %s\n", pids[name], name)
 	}
 	fmt.Printf("  skiff server     health http://%s/healthz, metrics http://%s/metrics (pid %d)\n", *health, *metrics, pid)
+	fmt.Printf("  API              https://localhost:%d (self-signed certificate), user admin\n", *apiPort)
+	fmt.Printf("  admin password   kubectl -n argocd get secret argocd-initial-admin-secret -o jsonpath='{.data.password}' | base64 -d\n")
 	fmt.Printf("  logs             %s\n", cluster.Dir)
 	fmt.Printf("  kubectl          export KUBECONFIG=%s\n", cluster.Kubeconfig)
 	fmt.Println("Ctrl-C stops everything.")

@@ -5,10 +5,13 @@ package manager
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"time"
 
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -29,6 +32,7 @@ import (
 	"github.com/skiffcd/skiff/internal/crds"
 	"github.com/skiffcd/skiff/internal/health"
 	"github.com/skiffcd/skiff/internal/reposerver"
+	"github.com/skiffcd/skiff/internal/server"
 	"github.com/skiffcd/skiff/internal/source"
 	"github.com/skiffcd/skiff/internal/source/helmrepo"
 	"github.com/skiffcd/skiff/internal/syncengine"
@@ -58,6 +62,9 @@ type Options struct {
 	KubeAPIBurst int
 	// CompareWorkers and OperationWorkers size the Application work queues.
 	CompareWorkers, OperationWorkers int
+	// API configures the API server (JSON API, login, webhooks); an empty
+	// API.Addr or "0" turns it off.
+	API server.Options
 }
 
 // NewScheme returns the scheme with every kind Skiff reads or writes.
@@ -98,7 +105,11 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 	if err != nil {
 		return fmt.Errorf("creating controller manager: %w", err)
 	}
-	if err := addApplicationController(mgr, cfg, opts); err != nil {
+	repo, err := addApplicationController(mgr, cfg, opts)
+	if err != nil {
+		return err
+	}
+	if err := addAPIServer(mgr, opts, repo); err != nil {
 		return err
 	}
 	notifications := &notification.Reconciler{Client: mgr.GetClient(), Namespace: opts.Namespace,
@@ -147,12 +158,12 @@ func withClientRateLimits(cfg *rest.Config, qps float32, burst int) *rest.Config
 
 // addApplicationController wires the repo server, the cluster cache and the
 // sync engine into the Application controller.
-func addApplicationController(mgr ctrl.Manager, cfg *rest.Config, opts Options) error {
+func addApplicationController(mgr ctrl.Manager, cfg *rest.Config, opts Options) (*reposerver.Server, error) {
 	cacheDir := opts.CacheDir
 	if cacheDir == "" {
 		dir, err := os.UserCacheDir()
 		if err != nil {
-			return fmt.Errorf("finding a cache directory: %w", err)
+			return nil, fmt.Errorf("finding a cache directory: %w", err)
 		}
 		cacheDir = filepath.Join(dir, "skiff")
 	}
@@ -165,7 +176,7 @@ func addApplicationController(mgr ctrl.Manager, cfg *rest.Config, opts Options) 
 	)
 	live, err := clustercache.New(cfg, clustercache.Options{})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
 		if err := live.Start(ctx); err != nil {
@@ -174,11 +185,11 @@ func addApplicationController(mgr ctrl.Manager, cfg *rest.Config, opts Options) 
 		<-ctx.Done()
 		return nil
 	})); err != nil {
-		return err
+		return nil, err
 	}
 	direct, err := client.New(cfg, client.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper()})
 	if err != nil {
-		return fmt.Errorf("building the sync client: %w", err)
+		return nil, fmt.Errorf("building the sync client: %w", err)
 	}
 	r := &application.Reconciler{
 		Client:    mgr.GetClient(),
@@ -194,5 +205,40 @@ func addApplicationController(mgr ctrl.Manager, cfg *rest.Config, opts Options) 
 		CompareWorkers:   opts.CompareWorkers,
 		OperationWorkers: opts.OperationWorkers,
 	}
-	return r.SetupWithManager(mgr)
+	return repo, r.SetupWithManager(mgr)
+}
+
+// addAPIServer runs the API server on its own port. It reads Applications
+// through the manager's cache and argocd-cm, argocd-secret and
+// argocd-rbac-cm through a cache of Skiff's namespace only; a push a
+// webhook reports sets the refresh annotation on the apps it touched and
+// makes the repo server forget the repository's resolved revisions.
+func addAPIServer(mgr ctrl.Manager, opts Options, repo *reposerver.Server) error {
+	if opts.API.Addr == "" || opts.API.Addr == "0" {
+		return nil
+	}
+	configCache, err := cache.New(mgr.GetConfig(), cache.Options{
+		Scheme:            mgr.GetScheme(),
+		Mapper:            mgr.GetRESTMapper(),
+		DefaultNamespaces: map[string]cache.Config{opts.Namespace: {}},
+		ByObject: map[client.Object]cache.ByObject{
+			&corev1.ConfigMap{}: {},
+			&corev1.Secret{}:    {},
+		},
+	})
+	if err != nil {
+		return fmt.Errorf("creating the API server's config cache: %w", err)
+	}
+	if err := mgr.Add(configCache); err != nil {
+		return err
+	}
+	return mgr.Add(&server.Server{
+		Client:    mgr.GetClient(),
+		Settings:  configCache,
+		APIReader: mgr.GetAPIReader(),
+		Namespace: opts.Namespace,
+		Refresher: &server.AnnotationRefresher{Client: mgr.GetClient(), Namespace: opts.Namespace, Forget: repo.Forget},
+		Options:   opts.API,
+		Log:       slog.New(logr.ToSlogHandler(mgr.GetLogger().WithName("api-server"))),
+	})
 }

@@ -106,9 +106,6 @@ func (s *Server) NeedLeaderElection() bool { return false }
 // Start writes the initial secrets, then serves until ctx ends.
 func (s *Server) Start(ctx context.Context) error {
 	s.init()
-	if err := s.bootstrap(ctx); err != nil {
-		return fmt.Errorf("api server: %w", err)
-	}
 	ln := s.Options.Listener
 	if ln == nil {
 		addr := s.Options.Addr
@@ -139,6 +136,10 @@ func (s *Server) Start(ctx context.Context) error {
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
+	// Until the secrets are written (the namespace may not exist yet),
+	// logins answer 503; a failure to write them must not stop the
+	// controllers running in the same process.
+	go s.bootstrapUntilDone(ctx)
 	select {
 	case err := <-errc:
 		return fmt.Errorf("api server: %w", err)
@@ -176,6 +177,25 @@ func (s *Server) Handler() http.Handler {
 		writeError(w, http.StatusNotFound, "no such API endpoint")
 	}))
 	return securityHeaders(mux)
+}
+
+// bootstrapUntilDone retries bootstrap with back-off until it succeeds or
+// ctx ends.
+func (s *Server) bootstrapUntilDone(ctx context.Context) {
+	delay := time.Second
+	for {
+		err := s.bootstrap(ctx)
+		if err == nil {
+			return
+		}
+		s.Log.Error("api server: writing the initial secrets", "error", err, "retryIn", delay)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(delay):
+		}
+		delay = min(2*delay, time.Minute)
+	}
 }
 
 // Bootstrap writes the signing key and the initial admin password when
