@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/utils/ptr"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
@@ -73,9 +74,32 @@ func (p *pass) syncBlueGreen(ctx context.Context) error {
 
 	// The active revision stays at full size until the switch; every other
 	// old revision goes away, the one just switched from after its delay.
+	// scaleDownDelayRevisionLimit bounds how many old revisions wait out
+	// their delay up: the newest ones do, the older go down at once.
+	beyondLimit := map[*appsv1.ReplicaSet]bool{}
+	if limit := bg.ScaleDownDelayRevisionLimit; limit != nil {
+		var waiting int32
+		for i := len(p.allRS) - 1; i >= 0; i-- { // newest first
+			rs := p.allRS[i]
+			hash := rs.Labels[rollout.PodTemplateHashLabel]
+			if rs == p.newRS || hash == activeHash || hash == st.StableRS ||
+				rs.Annotations[AnnotationScaleDownDeadline] == "" || specReplicas(rs) == 0 {
+				continue
+			}
+			waiting++
+			beyondLimit[rs] = waiting > *limit
+		}
+	}
 	for _, rs := range p.allRS {
 		hash := rs.Labels[rollout.PodTemplateHashLabel]
 		switch {
+		case beyondLimit[rs]:
+			if err := p.scale(ctx, rs, 0); err != nil {
+				return err
+			}
+			if err := p.setAnnotation(ctx, rs, AnnotationScaleDownDeadline, ""); err != nil {
+				return err
+			}
 		case rs == p.newRS:
 		case hash == activeHash:
 			if err := p.setAnnotation(ctx, rs, AnnotationScaleDownDeadline, ""); err != nil {

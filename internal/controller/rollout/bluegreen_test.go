@@ -297,3 +297,28 @@ func TestBlueGreenRetryAfterAbort(t *testing.T) {
 		t.Errorf("active Service selects %s after retry, want the stable %s", a, first)
 	}
 }
+
+// scaleDownDelayRevisionLimit 1 keeps only the newest old revision up for
+// its scale-down delay; the one before goes down as soon as a third
+// revision is switched to.
+func TestBlueGreenScaleDownDelayRevisionLimit(t *testing.T) {
+	c := startController(t)
+	ns := cluster.Namespace(t)
+	createServices(t, c, "rollout-service.yml", ns)
+	ro := readRollout(t, "rollout-bg-test.yml", ns)
+	ro.Spec.Strategy.BlueGreen.ScaleDownDelaySeconds = ptr.To[int32](600)
+	ro.Spec.Strategy.BlueGreen.ScaleDownDelayRevisionLimit = ptr.To[int32](1)
+	create(t, c, ro)
+	first := waitFor(t, c, ro, "first revision Healthy", healthyAt).Status.CurrentPodHash
+	second := setImage(t, c, ro, "nginx:stable")
+	waitFor(t, c, ro, "second revision Healthy", healthyAt)
+	if counts := rsCounts(t, c, ro, first); !strings.HasPrefix(counts, "2/") {
+		t.Errorf("first revision during its delay = %s, want still 2 pods", counts)
+	}
+	setImage(t, c, ro, "nginx:1.19")
+	waitFor(t, c, ro, "third revision Healthy", healthyAt)
+	waitUntil(t, "the first revision down, the second waiting", func() (bool, string) {
+		a, b := rsCounts(t, c, ro, first), rsCounts(t, c, ro, second)
+		return strings.HasPrefix(a, "0/") && strings.HasPrefix(b, "2/"), "first " + a + " second " + b
+	})
+}

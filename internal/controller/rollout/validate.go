@@ -84,7 +84,6 @@ func (p *pass) reportUnsupported() {
 	spec := &p.ro.Spec
 	if bg := spec.Strategy.BlueGreen; bg != nil {
 		add(bg.AntiAffinity != nil, "blueGreen.antiAffinity")
-		add(bg.ScaleDownDelayRevisionLimit != nil, "blueGreen.scaleDownDelayRevisionLimit")
 	}
 	if c := spec.Strategy.Canary; c != nil {
 		add(c.AntiAffinity != nil, "canary.antiAffinity")
