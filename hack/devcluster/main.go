@@ -16,6 +16,11 @@ import (
 	"syscall"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
 	"github.com/skiffcd/skiff/internal/testcluster"
 )
 
@@ -72,6 +77,11 @@ func run() error {
 		cluster.Stop()
 		fmt.Println("stopped")
 	}()
+	// Skiff's configuration (argocd-secret with the admin password) and
+	// Applications live in argocd, as in an Argo CD installation.
+	if err := createNamespace(ctx, cluster, "argocd"); err != nil {
+		return err
+	}
 	pid, exited, err := cluster.StartProcess("skiff-server", os.Stderr, *skiff,
 		append(serverArgs, "--kubeconfig="+cluster.Kubeconfig)...)
 	if err != nil {
@@ -102,4 +112,17 @@ func run() error {
 	case <-exited:
 		return fmt.Errorf("skiff server exited; see %s/skiff-server.log", cluster.Dir)
 	}
+}
+
+// createNamespace creates a namespace unless it exists.
+func createNamespace(ctx context.Context, cluster *testcluster.Cluster, name string) error {
+	cs, err := kubernetes.NewForConfig(cluster.Config)
+	if err != nil {
+		return err
+	}
+	_, err = cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating namespace %s: %w", name, err)
+	}
+	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -73,7 +74,7 @@ func (s *Server) handleListApplications(w http.ResponseWriter, r *http.Request, 
 		}
 		items = append(items, *app)
 	}
-	list.Items = items
+	list.Items, list.ListMeta = items, metav1.ListMeta{}
 	list.APIVersion, list.Kind = v1alpha1.GroupVersion.String(), "ApplicationList"
 	writeJSON(w, http.StatusOK, &list)
 }
@@ -198,7 +199,7 @@ func (s *Server) handleListProjects(w http.ResponseWriter, r *http.Request, c *s
 			items = append(items, proj)
 		}
 	}
-	list.Items = items
+	list.Items, list.ListMeta = items, metav1.ListMeta{}
 	list.APIVersion, list.Kind = v1alpha1.GroupVersion.String(), "AppProjectList"
 	writeJSON(w, http.StatusOK, &list)
 }
