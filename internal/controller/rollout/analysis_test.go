@@ -344,7 +344,12 @@ func TestBlueGreenPrePromotionAnalysisGatesTheSwitch(t *testing.T) {
 
 	value.Store(0)
 	third := setImage(t, c, ro, "nginx:1.19")
-	degraded := waitFor(t, c, ro, "Degraded after the failed gate", phaseIs(v1alpha1.RolloutPhaseDegraded))
+	degraded := waitFor(t, c, ro, "Degraded after the failed gate", func(ro *v1alpha1.Rollout) bool {
+		if healthyAt(ro) {
+			t.Fatalf("the third revision went live past a failing prePromotionAnalysis: pre=%+v runs=%v", ro.Status.BlueGreen.PrePromotionAnalysisRunStatus, runNames(t, c, ns))
+		}
+		return phaseIs(v1alpha1.RolloutPhaseDegraded)(ro)
+	})
 	if got := serviceHash(t, c, ns, "rollout-active-service"); got != second {
 		t.Errorf("active Service selects %s after the failed gate, want %s", got, second)
 	}

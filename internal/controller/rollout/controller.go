@@ -140,8 +140,14 @@ func (r *Reconciler) rolloutsOfTemplate(ctx context.Context, o client.Object) []
 // Reconcile brings the ReplicaSets and Services of one Rollout a step closer
 // to its spec and writes the status once.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	// The Rollout is read from the API server, not the cache: a pass that
+	// acted on a copy older than the last status write (the informer lags
+	// behind it) would redo what that write recorded as done, or undo an
+	// abort, and switch Services on its strength before its own status
+	// write fails on the conflict. ReplicaSets and Services come from the
+	// cache.
 	ro := &v1alpha1.Rollout{}
-	if err := r.Client.Get(ctx, req.NamespacedName, ro); err != nil {
+	if err := r.APIReader.Get(ctx, req.NamespacedName, ro); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !ro.DeletionTimestamp.IsZero() {
