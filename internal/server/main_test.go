@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	"golang.org/x/crypto/bcrypt"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -22,6 +23,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
 	"github.com/skiffcd/skiff/internal/crds"
@@ -31,6 +33,7 @@ import (
 var cluster *testcluster.Cluster
 
 func TestMain(m *testing.M) {
+	ctrllog.SetLogger(logr.Discard())
 	os.Exit(testcluster.RunMain(m, func(c *testcluster.Cluster) {
 		cluster = c
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

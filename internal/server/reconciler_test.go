@@ -1,0 +1,158 @@
+package server
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/skiffcd/skiff/api/v1alpha1"
+	"github.com/skiffcd/skiff/internal/clustercache"
+	"github.com/skiffcd/skiff/internal/controller/application"
+	"github.com/skiffcd/skiff/internal/health"
+	"github.com/skiffcd/skiff/internal/reposerver"
+	"github.com/skiffcd/skiff/internal/source"
+	"github.com/skiffcd/skiff/internal/source/helmrepo"
+	"github.com/skiffcd/skiff/internal/syncengine"
+)
+
+// commitConfigMap commits a ConfigMap manifest with the given value and
+// returns the commit SHA.
+func commitConfigMap(t *testing.T, repo *git.Repository, dir, value string) string {
+	t.Helper()
+	manifest := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  value: " + value + "\n"
+	if err := os.MkdirAll(filepath.Join(dir, "app"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "app", "cm.yaml"), []byte(manifest), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	wt, err := repo.Worktree()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := wt.Add("app/cm.yaml"); err != nil {
+		t.Fatal(err)
+	}
+	sha, err := wt.Commit("value "+value, &git.CommitOptions{Author: &object.Signature{Name: "t", Email: "t@example.com", When: time.Now()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sha.String()
+}
+
+// TestGitHubPushRefreshesThroughTheApplicationController runs the real
+// Application controller with a poll period far longer than the test: only
+// the webhook can make it see the new commit.
+func TestGitHubPushRefreshesThroughTheApplicationController(t *testing.T) {
+	ns := cluster.Namespace(t)
+	scheme := newScheme(t)
+	mgr, err := ctrl.NewManager(cluster.Config, ctrl.Options{
+		Scheme:                 scheme,
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := t.TempDir()
+	live, err := clustercache.New(cluster.Config, clustercache.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	direct, err := client.New(cluster.Config, client.Options{Scheme: scheme, Mapper: mgr.GetRESTMapper()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	repoServer := reposerver.New(source.NewCache(filepath.Join(tmp, "repos"), source.Options{}),
+		helmrepo.New(filepath.Join(tmp, "charts"), nil), reposerver.Options{})
+	r := &application.Reconciler{
+		Client:    mgr.GetClient(),
+		Namespace: ns,
+		Repo:      repoServer,
+		Cache:     live,
+		Engine: &syncengine.Engine{Client: direct, Poll: 100 * time.Millisecond, WaveTimeout: time.Minute,
+			Health: func(u *unstructured.Unstructured) (v1alpha1.HealthStatusCode, string) {
+				res := health.Assess(u)
+				return res.Status, res.Message
+			}},
+		RefreshPeriod: time.Hour,
+	}
+	if err := r.SetupWithManager(mgr); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	refresher := &recordingRefresher{next: &AnnotationRefresher{Client: direct, Namespace: ns, Forget: repoServer.Forget}}
+	if err := mgr.Add(&Server{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Settings: direct, Namespace: ns,
+		Refresher: refresher, Options: Options{Listener: ln, Insecure: true}}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{}, 2)
+	t.Cleanup(func() { cancel(); <-done; <-done })
+	go func() { defer func() { done <- struct{}{} }(); _ = live.Start(ctx) }()
+	go func() {
+		defer func() { done <- struct{}{} }()
+		if err := mgr.Start(ctx); err != nil {
+			t.Errorf("manager: %v", err)
+		}
+	}()
+
+	dir := filepath.Join(tmp, "guestbook")
+	repo, err := git.PlainInit(dir, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := commitConfigMap(t, repo, dir, "one")
+	h := &harness{t: t, ns: ns, url: "http://" + ln.Addr().String(), k8s: direct, refresh: refresher}
+	h.http = (&http.Client{Timeout: 10 * time.Second})
+	h.waitInitialPassword()
+	h.setSecretKey(keyGitHubSecret, "gh-secret")
+	h.createApp("guestbook", "default", nil, v1alpha1.ApplicationSource{RepoURL: "file://" + dir, Path: "app", TargetRevision: "HEAD"})
+
+	waitRevision := func(want string) {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for attempt := 0; ; attempt++ {
+			got := h.getApp("guestbook").Status.Sync.Revision
+			if got == want {
+				return
+			}
+			if time.Now().After(deadline) || attempt > 300 {
+				t.Fatalf("sync revision %q after %d checks, want %q", got, attempt, want)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	waitRevision(first)
+
+	second := commitConfigMap(t, repo, dir, "two")
+	// Without a webhook the controller keeps the resolved revision (its
+	// poll is an hour away).
+	time.Sleep(time.Second)
+	if got := h.getApp("guestbook").Status.Sync.Revision; got != first {
+		t.Fatalf("revision moved to %q before the webhook", got)
+	}
+	body := []byte(`{"ref":"refs/heads/master","repository":{"html_url":"file://` + dir + `","default_branch":"master"}}`)
+	r2 := h.do(http.MethodPost, "/api/webhook", "", body, "X-GitHub-Event", "push", "X-Hub-Signature-256", "sha256="+sign("gh-secret", body))
+	if r2.status != http.StatusOK {
+		t.Fatalf("push: %d %s", r2.status, r2.body)
+	}
+	waitRevision(second)
+}
