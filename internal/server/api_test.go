@@ -215,3 +215,15 @@ func TestLoginRateLimit(t *testing.T) {
 	h.clock.Add(defaultFailureWindow + time.Second)
 	h.login("admin", h.password)
 }
+
+func TestInsecureServesPlainHTTPWithoutSecureCookies(t *testing.T) {
+	h := startServerWith(t, Options{Insecure: true})
+	r := h.do(http.MethodPost, "/api/v1/session", "", map[string]string{"username": "admin", "password": h.password})
+	if r.status != http.StatusOK {
+		t.Fatalf("login over HTTP: %d %s", r.status, r.body)
+	}
+	cookies := (&http.Response{Header: r.header}).Cookies()
+	if len(cookies) != 1 || cookies[0].Secure || !cookies[0].HttpOnly {
+		t.Errorf("cookies %+v, want one HttpOnly cookie without Secure", cookies)
+	}
+}

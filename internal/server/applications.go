@@ -50,7 +50,7 @@ func (s *Server) handleListApplications(w http.ResponseWriter, r *http.Request, 
 		}
 	}
 	projects := map[string]bool{}
-	for _, p := range queryList(r, "projects") {
+	for _, p := range append(queryList(r, "projects"), queryList(r, "project")...) { // "project" is the older name
 		projects[p] = true
 	}
 	var list v1alpha1.ApplicationList

@@ -124,6 +124,12 @@ func newScheme(t *testing.T) *runtime.Scheme {
 // and waits until it has written the initial admin password.
 func startServer(t *testing.T) *harness {
 	t.Helper()
+	return startServerWith(t, Options{})
+}
+
+// startServerWith is startServer with options (Listener is set here).
+func startServerWith(t *testing.T, opts Options) *harness {
+	t.Helper()
 	ns := cluster.Namespace(t)
 	k8s, err := client.New(cluster.Config, client.Options{Scheme: newScheme(t)})
 	if err != nil {
@@ -133,7 +139,11 @@ func startServer(t *testing.T) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &harness{t: t, ns: ns, url: "https://" + ln.Addr().String(), k8s: k8s,
+	scheme := "https://"
+	if opts.Insecure {
+		scheme = "http://"
+	}
+	h := &harness{t: t, ns: ns, url: scheme + ln.Addr().String(), k8s: k8s,
 		refresh: &recordingRefresher{next: &AnnotationRefresher{Client: k8s, Namespace: ns}},
 		clock:   &clock{now: time.Now()}}
 	h.http = &http.Client{
@@ -141,7 +151,8 @@ func startServer(t *testing.T) *harness {
 		Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}, // its self-signed certificate
 	}
 	s := &Server{Client: k8s, Namespace: ns, Refresher: h.refresh, Now: h.clock.Now,
-		Options: Options{Listener: ln}}
+		Options: opts}
+	s.Options.Listener = ln
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- s.Start(ctx) }()
