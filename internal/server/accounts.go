@@ -3,6 +3,7 @@ package server
 import (
 	"sort"
 	"strings"
+	"time"
 )
 
 // Names of Argo CD's configuration objects and the keys Skiff reads.
@@ -33,6 +34,9 @@ type account struct {
 	// PasswordHash is the bcrypt hash from argocd-secret; empty means the
 	// account cannot log in with a password.
 	PasswordHash string
+	// PasswordMtime is when the password last changed: sessions issued
+	// before it are no longer valid.
+	PasswordMtime time.Time
 }
 
 func (a account) can(capability string) bool {
@@ -67,10 +71,11 @@ func parseAccounts(cm map[string]string, secret map[string][]byte) map[string]ac
 			acc.Enabled = isTrue(enabled)
 		}
 		acc.PasswordHash = string(secret["accounts."+rest+".password"])
+		acc.PasswordMtime = parseMtime(secret["accounts."+rest+".passwordMtime"])
 		accounts[rest] = acc
 	}
 	admin := account{Name: adminUser, Enabled: true, Capabilities: []string{capLogin},
-		PasswordHash: string(secret[keyAdminPassword])}
+		PasswordHash: string(secret[keyAdminPassword]), PasswordMtime: parseMtime(secret[keyAdminPasswordMtime])}
 	if enabled, ok := cm[keyAdminEnabled]; ok {
 		admin.Enabled = isTrue(enabled)
 	}
@@ -85,4 +90,14 @@ func isTrue(s string) bool {
 		return false
 	}
 	return true
+}
+
+// parseMtime reads a password change time (RFC 3339, as Argo CD writes it);
+// anything else counts as never.
+func parseMtime(b []byte) time.Time {
+	t, err := time.Parse(time.RFC3339, strings.TrimSpace(string(b)))
+	if err != nil {
+		return time.Time{}
+	}
+	return t
 }

@@ -3,6 +3,7 @@ package server
 import (
 	"slices"
 	"testing"
+	"time"
 )
 
 func TestParseAccounts(t *testing.T) {
@@ -11,9 +12,10 @@ func TestParseAccounts(t *testing.T) {
 		secret map[string][]byte
 		want   map[string]account
 	}{
-		"only admin exists by default, with its hash": {
-			secret: map[string][]byte{"admin.password": []byte("$2a$hash")},
-			want:   map[string]account{"admin": {Name: "admin", Enabled: true, Capabilities: []string{"login"}, PasswordHash: "$2a$hash"}},
+		"only admin exists by default, with its hash and change time": {
+			secret: map[string][]byte{"admin.password": []byte("$2a$hash"), "admin.passwordMtime": []byte("2026-01-02T03:04:05Z")},
+			want: map[string]account{"admin": {Name: "admin", Enabled: true, Capabilities: []string{"login"}, PasswordHash: "$2a$hash",
+				PasswordMtime: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}},
 		},
 		"admin can be disabled": {
 			cm:   map[string]string{"admin.enabled": "false"},
@@ -28,7 +30,7 @@ func TestParseAccounts(t *testing.T) {
 				"accounts.alice.enabled": "true",
 				"url":                    "https://skiff.example.com",
 			},
-			secret: map[string][]byte{"accounts.alice.password": []byte("$2a$alice")},
+			secret: map[string][]byte{"accounts.alice.password": []byte("$2a$alice"), "accounts.alice.passwordMtime": []byte("yesterday")},
 			want: map[string]account{
 				"admin": {Name: "admin", Enabled: true, Capabilities: []string{"login"}},
 				"alice": {Name: "alice", Enabled: true, Capabilities: []string{"apiKey", "login"}, PasswordHash: "$2a$alice"},
@@ -45,7 +47,7 @@ func TestParseAccounts(t *testing.T) {
 			}
 			for n, w := range tc.want {
 				g := got[n]
-				if g.Name != w.Name || g.Enabled != w.Enabled || g.PasswordHash != w.PasswordHash || !slices.Equal(g.Capabilities, w.Capabilities) {
+				if g.Name != w.Name || g.Enabled != w.Enabled || g.PasswordHash != w.PasswordHash || !g.PasswordMtime.Equal(w.PasswordMtime) || !slices.Equal(g.Capabilities, w.Capabilities) {
 					t.Errorf("account %s = %+v, want %+v", n, g, w)
 				}
 			}

@@ -78,8 +78,10 @@ func TestAdminLoginWithTheGeneratedPassword(t *testing.T) {
 	wantError(t, h.do(http.MethodGet, "/api/v1/session/userinfo", out.Token, nil), http.StatusUnauthorized)
 	wantError(t, h.do(http.MethodGet, "/api/v1/applications", "", nil, "Cookie", CookieName+"="+out.Token), http.StatusUnauthorized)
 
-	// A new login works after logout.
-	h.login("admin", h.password)
+	// A new login works after logout; a password change ends it.
+	token := h.login("admin", h.password)
+	h.setSecretKey(keyAdminPasswordMtime, h.clock.Now().Add(time.Hour).UTC().Format(time.RFC3339))
+	wantError(t, h.do(http.MethodGet, "/api/v1/session/userinfo", token, nil), http.StatusUnauthorized)
 }
 
 func TestReadonlyUserCanListButNotSync(t *testing.T) {

@@ -34,6 +34,10 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "username and password are required")
 		return
 	}
+	if len(req.Username) > 256 || len(req.Password) > 1024 {
+		writeError(w, http.StatusBadRequest, "username or password too long")
+		return
+	}
 	userKey, ipKey := "user:"+req.Username, "ip:"+clientIP(r)
 	for _, l := range []struct {
 		limiter *failureLimiter

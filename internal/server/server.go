@@ -240,8 +240,13 @@ func (s *Server) authenticated(h func(http.ResponseWriter, *http.Request, *sessi
 			writeError(w, http.StatusUnauthorized, "invalid session: "+err.Error())
 			return
 		}
-		if acc, ok := st.accounts[claims.Subject]; !ok || !acc.Enabled {
+		acc, ok := st.accounts[claims.Subject]
+		if !ok || !acc.Enabled {
 			writeError(w, http.StatusUnauthorized, "invalid session: account "+claims.Subject+" is disabled or gone")
+			return
+		}
+		if claims.IssuedAt == nil || claims.IssuedAt.Before(acc.PasswordMtime) {
+			writeError(w, http.StatusUnauthorized, "invalid session: the password changed since login")
 			return
 		}
 		h(w, r, &session{claims: claims, settings: st})
