@@ -123,8 +123,13 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 	}
 	// Rollouts in every namespace, as Argo Rollouts watches them; Events
 	// carry Argo's source name so existing dashboards keep matching.
+	rolloutNotifier := &notification.RolloutNotifier{Namespace: opts.Namespace,
+		Recorder: mgr.GetEventRecorder("skiff-notification-controller")}
+	if err := rolloutNotifier.SetupWithManager(mgr); err != nil {
+		return err
+	}
 	rollouts := &rolloutcontroller.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(),
-		Recorder: mgr.GetEventRecorder("rollouts-controller")}
+		Recorder: mgr.GetEventRecorder("rollouts-controller"), Notifier: rolloutNotifier}
 	if err := rollouts.SetupWithManager(mgr); err != nil {
 		return err
 	}

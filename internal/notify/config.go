@@ -36,6 +36,10 @@ type Config struct {
 	Subscriptions []GlobalSubscription
 	// Secrets are the Secret's values, to be masked wherever text leaves Skiff.
 	Secrets []string
+
+	// eventTriggers: triggers fire on events (Argo Rollouts), so a
+	// condition may leave when out.
+	eventTriggers bool
 }
 
 // ServiceConfig is one `service.<type>[.<name>]` entry.
@@ -98,17 +102,22 @@ type GlobalSubscription struct {
 // left out and reported in the returned error list; the rest is usable.
 // The built-in catalog is included unless the ConfigMap redefines a name.
 func Parse(cm map[string]string, secret map[string][]byte) (*Config, []error) {
+	return parse(cm, secret, catalogTemplates(), catalogTriggers(), false)
+}
+
+func parse(cm map[string]string, secret map[string][]byte, templates map[string]Template, triggers map[string]Trigger, eventTriggers bool) (*Config, []error) {
 	cfg := &Config{
-		Services:  map[string]ServiceConfig{},
-		Templates: map[string]Template{},
-		Triggers:  map[string]Trigger{},
-		Context:   map[string]string{},
+		Services:      map[string]ServiceConfig{},
+		Templates:     map[string]Template{},
+		Triggers:      map[string]Trigger{},
+		Context:       map[string]string{},
+		eventTriggers: eventTriggers,
 	}
 	var errs []error
-	for name, t := range catalogTemplates() {
+	for name, t := range templates {
 		cfg.Templates[name] = t
 	}
-	for name, t := range catalogTriggers() {
+	for name, t := range triggers {
 		cfg.Triggers[name] = t
 	}
 	for _, v := range secret {
@@ -204,7 +213,7 @@ func (c *Config) parseTrigger(name, value string) error {
 		return err
 	}
 	t := Trigger{Name: name, Conditions: conds}
-	if err := t.check(); err != nil {
+	if err := t.check(c.eventTriggers); err != nil {
 		return err
 	}
 	c.Triggers[name] = t

@@ -54,7 +54,7 @@ func (c *Config) parseLegacy(value string) error {
 	for _, t := range legacy.Triggers {
 		if t.Condition != "" {
 			trigger := Trigger{Name: t.Name, Conditions: []Condition{{When: t.Condition, Send: []string{t.Template}}}}
-			if err := trigger.check(); err != nil {
+			if err := trigger.check(false); err != nil {
 				return fmt.Errorf("trigger %s: %w", t.Name, err)
 			}
 			c.Triggers[t.Name] = trigger

@@ -45,19 +45,23 @@ func compile(expression string) (*vm.Program, error) {
 
 // check compiles every condition so that a broken trigger is reported when
 // the configuration is read.
-func (t Trigger) check() error {
+// Event triggers (Argo Rollouts') may leave when out: the event is the
+// condition.
+func (t Trigger) check(eventTriggers bool) error {
 	if len(t.Conditions) == 0 {
 		return fmt.Errorf("no conditions")
 	}
 	for i, c := range t.Conditions {
-		if strings.TrimSpace(c.When) == "" {
+		if strings.TrimSpace(c.When) == "" && !eventTriggers {
 			return fmt.Errorf("condition %d: when is empty", i)
 		}
 		if len(c.Send) == 0 {
 			return fmt.Errorf("condition %d: send is empty", i)
 		}
-		if _, err := compile(c.When); err != nil {
-			return fmt.Errorf("condition %d: %w", i, err)
+		if strings.TrimSpace(c.When) != "" {
+			if _, err := compile(c.When); err != nil {
+				return fmt.Errorf("condition %d: %w", i, err)
+			}
 		}
 		if c.OncePer != "" {
 			if _, err := compile(c.OncePer); err != nil {

@@ -317,26 +317,43 @@ func (r *Reconciler) projectAnnotations(ctx context.Context, app *v1alpha1.Appli
 // config returns the configuration, parsing it again when either object
 // changed; nil when the ConfigMap does not exist.
 func (r *Reconciler) config(ctx context.Context) (*loadedConfig, error) {
+	// Held across the parse, so one version is parsed (and its errors
+	// reported) once; the cache reads are in memory.
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	loaded, err := loadConfig(ctx, r.configCache, r.Namespace, notify.ConfigMapName, notify.SecretName, notify.Parse, r.Recorder, r.loaded)
+	if err != nil || loaded == nil {
+		return nil, err
+	}
+	r.loaded = loaded
+	return loaded, nil
+}
+
+// loadConfig reads a notification ConfigMap and Secret from c and returns
+// current when neither changed, else their new parse, with the senders
+// built; the errors are reported once per version as Events on the
+// ConfigMap. It returns nil when the ConfigMap does not exist.
+func loadConfig(ctx context.Context, c cache.Cache, namespace, cmName, secretName string,
+	parse func(map[string]string, map[string][]byte) (*notify.Config, []error),
+	recorder events.EventRecorder, current *loadedConfig) (*loadedConfig, error) {
 	var cm corev1.ConfigMap
-	err := r.configCache.Get(ctx, types.NamespacedName{Namespace: r.Namespace, Name: notify.ConfigMapName}, &cm)
+	err := c.Get(ctx, types.NamespacedName{Namespace: namespace, Name: cmName}, &cm)
 	if apierrors.IsNotFound(err) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", notify.ConfigMapName, err)
+		return nil, fmt.Errorf("reading %s: %w", cmName, err)
 	}
 	var secret corev1.Secret
-	err = r.configCache.Get(ctx, types.NamespacedName{Namespace: r.Namespace, Name: notify.SecretName}, &secret)
+	err = c.Get(ctx, types.NamespacedName{Namespace: namespace, Name: secretName}, &secret)
 	if err != nil && !apierrors.IsNotFound(err) {
-		return nil, fmt.Errorf("reading %s: %w", notify.SecretName, err)
+		return nil, fmt.Errorf("reading %s: %w", secretName, err)
 	}
 	version := cm.ResourceVersion + "/" + secret.ResourceVersion
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.loaded != nil && r.loaded.version == version {
-		return r.loaded, nil
+	if current != nil && current.version == version {
+		return current, nil
 	}
-	cfg, errs := notify.Parse(cm.Data, secret.Data)
+	cfg, errs := parse(cm.Data, secret.Data)
 	loaded := &loadedConfig{version: version, cfg: cfg, senders: map[string]service.Sender{}, broken: map[string]error{}, reported: map[string]bool{}}
 	for _, name := range sortedKeys(cfg.Services) {
 		sender, err := service.New(cfg.Services[name])
@@ -350,9 +367,8 @@ func (r *Reconciler) config(ctx context.Context) (*loadedConfig, error) {
 	// Reported once per version of the configuration, on the ConfigMap.
 	for _, err := range errs {
 		configErrors.Inc()
-		r.Recorder.Eventf(&cm, nil, corev1.EventTypeWarning, eventReasonConfigError, "Load", "%s", cfg.Mask(err.Error()))
+		recorder.Eventf(&cm, nil, corev1.EventTypeWarning, eventReasonConfigError, "Load", "%s", cfg.Mask(err.Error()))
 	}
-	r.loaded = loaded
 	return loaded, nil
 }
 

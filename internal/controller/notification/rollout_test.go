@@ -1,0 +1,165 @@
+package notification
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/util/retry"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/yaml"
+
+	"github.com/skiffcd/skiff/api/v1alpha1"
+	rolloutcontroller "github.com/skiffcd/skiff/internal/controller/rollout"
+	"github.com/skiffcd/skiff/internal/notify"
+	"github.com/skiffcd/skiff/internal/notify/service"
+)
+
+// startRollouts runs the Rollout controller with a RolloutNotifier reading
+// its configuration from ns, until the test ends.
+func startRollouts(t *testing.T, ns string) client.Client {
+	t.Helper()
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	if err := v1alpha1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	mgr, err := ctrl.NewManager(cluster.Config, ctrl.Options{
+		Scheme:                 scheme,
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	notifier := &RolloutNotifier{Namespace: ns, Recorder: mgr.GetEventRecorder("skiff-notification-controller"),
+		Retry: service.Retry{Attempts: 2, Backoff: 50 * time.Millisecond, Timeout: 5 * time.Second}}
+	if err := notifier.SetupWithManager(mgr); err != nil {
+		t.Fatal(err)
+	}
+	r := &rolloutcontroller.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(),
+		Recorder: mgr.GetEventRecorder("rollouts-controller"), Notifier: notifier}
+	if err := r.SetupWithManager(mgr); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	t.Cleanup(func() { cancel(); <-done })
+	go func() {
+		defer close(done)
+		if err := mgr.Start(ctx); err != nil {
+			t.Errorf("manager: %v", err)
+		}
+	}()
+	c, err := client.New(cluster.Config, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func decodeFile(t *testing.T, name string, into any) {
+	t.Helper()
+	data, err := os.ReadFile("testdata/" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal(data, into); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A blue-green Rollout subscribed, by annotation, to the catalog's
+// on-rollout-completed and on-rollout-updated triggers of
+// argo-rollouts-notification-configmap: its first revision completes (one
+// message), an image update sends "updated" and, once promoted,
+// "completed" again — each exactly once, with the Secret's token in the
+// header.
+func TestRolloutEventsNotifySubscribers(t *testing.T) {
+	ns := cluster.Namespace(t)
+	c := startRollouts(t, ns)
+	type request struct{ path, body, token string }
+	var mu sync.Mutex
+	var requests []request
+	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		requests = append(requests, request{r.URL.Path, string(body), r.Header.Get("X-Token")})
+		mu.Unlock()
+	}))
+	t.Cleanup(receiver.Close)
+	ctx := context.Background()
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: notify.RolloutConfigMapName, Namespace: ns},
+		Data: readData(t, "rollouts-cm.yaml", map[string]string{"WEBHOOK_URL": receiver.URL})}
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: notify.RolloutSecretName, Namespace: ns},
+		StringData: map[string]string{"webhook-token": "hook-secret"}}
+	svc := &corev1.Service{}
+	decodeFile(t, "rollout-service.yml", svc)
+	svc.Namespace = ns
+	ro := &v1alpha1.Rollout{}
+	decodeFile(t, "rollout-bg-test.yml", ro)
+	ro.Namespace = ns
+	ro.Annotations = map[string]string{
+		"notifications.argoproj.io/subscribe.on-rollout-completed.receiver": "",
+		"notifications.argoproj.io/subscribe.on-rollout-updated.receiver":   "",
+	}
+	for _, obj := range []client.Object{cm, secret, svc, ro} {
+		if err := c.Create(ctx, obj); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bodies := func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		var out []string
+		for _, r := range requests {
+			if r.path != "/rollouts/rollout-bg-test" || r.token != "hook-secret" {
+				t.Errorf("request %+v, want path /rollouts/rollout-bg-test with the token", r)
+			}
+			out = append(out, r.body)
+		}
+		sort.Strings(out)
+		return out
+	}
+	completed := `{"event": "completed", "phase": "Healthy"}`
+	eventually(t, "the first revision's completion", func() bool { return len(bodies()) == 1 })
+	if got := bodies(); got[0] != completed {
+		t.Errorf("first message %q, want %q", got[0], completed)
+	}
+
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		got := &v1alpha1.Rollout{}
+		if err := c.Get(ctx, client.ObjectKeyFromObject(ro), got); err != nil {
+			return err
+		}
+		got.Spec.Template.Spec.Containers[0].Image = "nginx:stable"
+		return c.Update(ctx, got)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the update and its completion", func() bool { return len(bodies()) == 3 })
+	time.Sleep(2 * time.Second) // nothing more may come
+	want := []string{completed, completed, `{"event": "updated"}`}
+	if got := bodies(); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("messages:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
