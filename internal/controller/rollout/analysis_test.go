@@ -362,8 +362,9 @@ func TestBlueGreenPrePromotionAnalysisGatesTheSwitch(t *testing.T) {
 }
 
 // The progress deadline does not count while the update waits on an
-// analysis step (Argo Rollouts #269): a 3 s analysis under a 1 s deadline
-// completes instead of ending Degraded.
+// analysis step (Argo Rollouts #269): a 6 s analysis as the first step,
+// where nothing else moves, under a 3 s deadline completes instead of
+// ending Degraded.
 func TestAnalysisStepHasNoProgressDeadline(t *testing.T) {
 	c := startController(t)
 	ns := cluster.Namespace(t)
@@ -374,7 +375,7 @@ func TestAnalysisStepHasNoProgressDeadline(t *testing.T) {
 	tmpl.Spec.Metrics = []v1alpha1.Metric{{
 		Name:             "slow",
 		Interval:         "1s",
-		Count:            ptr.To(intstr.FromInt32(4)),
+		Count:            ptr.To(intstr.FromInt32(7)),
 		SuccessCondition: "result == 1",
 		Provider:         v1alpha1.MetricProvider{Web: &v1alpha1.WebMetric{URL: url, JSONPath: "{$.value}"}},
 	}}
@@ -382,9 +383,8 @@ func TestAnalysisStepHasNoProgressDeadline(t *testing.T) {
 	createServices(t, c, "canary-services.yml", ns)
 	ro := readRollout(t, "canary.yml", ns)
 	ro.Spec.Replicas = ptr.To[int32](2)
-	ro.Spec.ProgressDeadlineSeconds = ptr.To[int32](1)
+	ro.Spec.ProgressDeadlineSeconds = ptr.To[int32](3)
 	ro.Spec.Strategy.Canary.Steps = []v1alpha1.CanaryStep{
-		{SetWeight: ptr.To[int32](50)},
 		{Analysis: &v1alpha1.RolloutAnalysis{Templates: []v1alpha1.AnalysisTemplateRef{{TemplateName: "slow"}}}},
 	}
 	create(t, c, ro)
@@ -396,7 +396,14 @@ func TestAnalysisStepHasNoProgressDeadline(t *testing.T) {
 	if done.Status.Phase != v1alpha1.RolloutPhaseHealthy {
 		t.Fatalf("phase %s (%s), want Healthy: the deadline must not count during the analysis", done.Status.Phase, done.Status.Message)
 	}
-	if run := analysisRun(t, c, ns, "canary-demo-"+hash+"-2-1"); run == nil || run.Status.Phase != v1alpha1.AnalysisPhaseSuccessful {
-		t.Errorf("step run = %+v, want Successful", run)
+	run := analysisRun(t, c, ns, "canary-demo-"+hash+"-2-0")
+	if run == nil || run.Status.Phase != v1alpha1.AnalysisPhaseSuccessful {
+		t.Fatalf("step run = %+v, want Successful", run)
+	}
+	if res := run.Status.MetricResults; len(res) == 1 && len(res[0].Measurements) > 0 && run.Status.StartedAt != nil {
+		last := res[0].Measurements[len(res[0].Measurements)-1]
+		if last.FinishedAt != nil && last.FinishedAt.Sub(run.Status.StartedAt.Time) < 5*time.Second {
+			t.Errorf("the analysis took %s, want longer than the 3 s deadline for the test to mean anything", last.FinishedAt.Sub(run.Status.StartedAt.Time))
+		}
 	}
 }

@@ -69,7 +69,6 @@ func (p *pass) syncBlueGreen(ctx context.Context) error {
 		st.StableRS = p.hash
 		st.PauseConditions = nil
 		st.ControllerPause = false
-		p.event(string(rollout.ReasonRolloutCompleted), "Rollout completed update to revision %d (%s): Switched active service", p.revision, p.hash)
 	}
 
 	// The active revision stays at full size until the switch; every other

@@ -111,7 +111,6 @@ func (p *pass) syncCanary(ctx context.Context) error {
 		st.StableRS = p.hash
 		st.PauseConditions = nil
 		st.ControllerPause = false
-		p.event(string(rollout.ReasonRolloutCompleted), "Rollout completed update to revision %d (%s): Completed all steps", p.revision, p.hash)
 		p.requeueAfter(0) // the old stable goes down on the next pass
 	}
 

@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -47,6 +48,11 @@ const (
 	eventReasonNewReplicaSetCreated = "NewReplicaSetCreated"
 )
 
+// Notifier receives the events of Rollouts; it must not block.
+type Notifier interface {
+	Notify(ro *v1alpha1.Rollout, reason string)
+}
+
 // Reconciler runs Rollouts in every namespace.
 type Reconciler struct {
 	// Client reads Rollouts, ReplicaSets and Services (cached) and writes them.
@@ -57,6 +63,9 @@ type Reconciler struct {
 	// Recorder records an Event for each step, switch, abort and promotion;
 	// nil records none.
 	Recorder events.EventRecorder
+	// Notifier is told of every event recorded (Argo Rollouts'
+	// notifications fire on them); nil tells nobody.
+	Notifier Notifier
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 	// Workers sizes the work queue; default 10.
@@ -160,6 +169,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := p.writeStatus(ctx); err != nil {
 		return ctrl.Result{}, err
 	}
+	p.sendNotifications()
 	return ctrl.Result{RequeueAfter: p.requeue}, nil
 }
 
@@ -189,6 +199,9 @@ type pass struct {
 	// of the aborted try; gate is what the current runs allow.
 	// workload is the Deployment of spec.workloadRef, if any.
 	workload *appsv1.Deployment
+
+	// notify are the reasons of the events recorded, for notifications.
+	notify []string
 
 	runs        []*v1alpha1.AnalysisRun
 	retried     bool
@@ -224,10 +237,26 @@ func (p *pass) event(reason, format string, args ...any) {
 }
 
 func (p *pass) eventOfType(eventType, reason, format string, args ...any) {
-	if p.r.Recorder == nil {
+	if p.r.Recorder != nil {
+		p.r.Recorder.Eventf(p.ro, nil, eventType, reason, "Reconcile", format, args...)
+	}
+	if !slices.Contains(p.notify, reason) {
+		p.notify = append(p.notify, reason)
+	}
+}
+
+// sendNotifications hands the pass's event reasons, once each, to the
+// notifier, with the status the pass wrote.
+func (p *pass) sendNotifications() {
+	if p.r.Notifier == nil || len(p.notify) == 0 {
 		return
 	}
-	p.r.Recorder.Eventf(p.ro, nil, eventType, reason, "Reconcile", format, args...)
+	ro := p.ro.DeepCopy()
+	ro.Status = *p.status.DeepCopy()
+	ro.Status.Phase, ro.Status.Message = rollout.Phase(ro)
+	for _, reason := range p.notify {
+		p.r.Notifier.Notify(ro, reason)
+	}
 }
 
 // sync does the work of the pass; the status is written by the caller.

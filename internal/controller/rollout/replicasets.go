@@ -87,6 +87,9 @@ func (p *pass) startRevisionIfNew() {
 		return
 	}
 	first := st.CurrentPodHash == ""
+	if !first && st.CurrentPodHash != p.hash {
+		p.event("RolloutUpdated", "Rollout updated to pod template %s", p.hash)
+	}
 	st.CurrentPodHash = p.hash
 	st.CurrentStepHash = stepHash
 	st.PauseConditions = nil
