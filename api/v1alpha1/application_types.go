@@ -73,6 +73,18 @@ type ApplicationSpec struct {
 	SourceHydrator *runtime.RawExtension `json:"sourceHydrator,omitempty"`
 }
 
+// GetSources returns spec.sources, or spec.source alone, as Argo CD's
+// ApplicationSpec.GetSources does.
+func (s *ApplicationSpec) GetSources() []ApplicationSource {
+	if len(s.Sources) > 0 {
+		return s.Sources
+	}
+	if s.Source != nil {
+		return []ApplicationSource{*s.Source}
+	}
+	return nil
+}
+
 // ApplicationSource says where manifests come from and how to render them.
 //
 // +kubebuilder:pruning:PreserveUnknownFields

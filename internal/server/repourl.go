@@ -77,21 +77,10 @@ func revisionMatches(targetRevision string, revisions []string, defaultBranch st
 	return false
 }
 
-// appSources returns the sources of an app.
-func appSources(app *v1alpha1.Application) []v1alpha1.ApplicationSource {
-	if len(app.Spec.Sources) > 0 {
-		return app.Spec.Sources
-	}
-	if app.Spec.Source != nil {
-		return []v1alpha1.ApplicationSource{*app.Spec.Source}
-	}
-	return nil
-}
-
 // touchedSource returns the repoURL of the first git source of app that the
 // push touched, or "" when none is. Helm chart sources never match.
 func touchedSource(app *v1alpha1.Application, ev *push) string {
-	for _, src := range appSources(app) {
+	for _, src := range app.Spec.GetSources() {
 		if src.Chart != "" {
 			continue
 		}

@@ -48,7 +48,7 @@ type Renderer struct {
 // returns the objects, hooks included, with namespaces defaulted as the
 // controller does, and the resolved revisions.
 func (r *Renderer) Desired(ctx context.Context, app *v1alpha1.Application, revision string) ([]*unstructured.Unstructured, []string, error) {
-	srcs := appSources(app)
+	srcs := append([]v1alpha1.ApplicationSource(nil), app.Spec.GetSources()...)
 	if len(srcs) == 0 {
 		return nil, nil, fmt.Errorf("application %s has no source", app.Name)
 	}
@@ -208,16 +208,6 @@ func WriteManifests(w io.Writer, objs []*unstructured.Unstructured, showSecrets 
 			return fmt.Errorf("printing %s %s: %w", obj.GetKind(), obj.GetName(), err)
 		}
 		fmt.Fprintf(w, "---\n%s", data)
-	}
-	return nil
-}
-
-func appSources(app *v1alpha1.Application) []v1alpha1.ApplicationSource {
-	if len(app.Spec.Sources) > 0 {
-		return append([]v1alpha1.ApplicationSource(nil), app.Spec.Sources...)
-	}
-	if app.Spec.Source != nil {
-		return []v1alpha1.ApplicationSource{*app.Spec.Source}
 	}
 	return nil
 }

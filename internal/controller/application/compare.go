@@ -29,17 +29,6 @@ type comparison struct {
 	failed bool
 }
 
-// sources returns spec.sources, or spec.source alone.
-func sources(app *v1alpha1.Application) []v1alpha1.ApplicationSource {
-	if len(app.Spec.Sources) > 0 {
-		return app.Spec.Sources
-	}
-	if app.Spec.Source != nil {
-		return []v1alpha1.ApplicationSource{*app.Spec.Source}
-	}
-	return nil
-}
-
 // compare renders the app, compares it with the live objects and writes
 // sync, health, resources, summary and conditions into app.Status.
 func (r *Reconciler) compare(ctx context.Context, app *v1alpha1.Application, hard bool, maxRevisionAge time.Duration) comparison {
@@ -68,7 +57,7 @@ func (r *Reconciler) compare(ctx context.Context, app *v1alpha1.Application, har
 	conds.clear(v1alpha1.ApplicationConditionInvalidSpecError)
 
 	resp, err := r.Repo.Manifests(ctx, reposerver.Request{
-		AppName: app.Name, Sources: sources(app), Namespace: app.Spec.Destination.Namespace,
+		AppName: app.Name, Sources: app.Spec.GetSources(), Namespace: app.Spec.Destination.Namespace,
 		KubeVersion: r.kubeVersion, APIVersions: r.apiVersions, Hard: hard, MaxRevisionAge: maxRevisionAge,
 	})
 	if err != nil {
@@ -265,7 +254,7 @@ func images(desired, live []*unstructured.Unstructured) []string {
 
 func sourceTypes(app *v1alpha1.Application) ([]v1alpha1.ApplicationSourceType, v1alpha1.ApplicationSourceType) {
 	var types []v1alpha1.ApplicationSourceType
-	for _, src := range sources(app) {
+	for _, src := range app.Spec.GetSources() {
 		switch {
 		case src.Chart != "" || src.Helm != nil:
 			types = append(types, v1alpha1.ApplicationSourceTypeHelm)
@@ -296,7 +285,7 @@ func unsupportedFields(app *v1alpha1.Application) string {
 	if p := app.Spec.SyncPolicy; p != nil && p.ManagedNamespaceMetadata != nil {
 		fields = append(fields, "spec.syncPolicy.managedNamespaceMetadata")
 	}
-	for i, src := range sources(app) {
+	for i, src := range app.Spec.GetSources() {
 		if src.Plugin != nil {
 			fields = append(fields, fmt.Sprintf("source %d: plugin", i+1))
 		}

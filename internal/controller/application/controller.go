@@ -337,7 +337,7 @@ func selfHealBackoff(attempts int64) time.Duration {
 // validate checks the destination and the project; the message explains a
 // spec Skiff cannot act on.
 func (r *Reconciler) validate(ctx context.Context, app *v1alpha1.Application) string {
-	if len(sources(app)) == 0 {
+	if len(app.Spec.GetSources()) == 0 {
 		return "spec.source or spec.sources is required"
 	}
 	dest := app.Spec.Destination
@@ -349,7 +349,7 @@ func (r *Reconciler) validate(ctx context.Context, app *v1alpha1.Application) st
 	if err != nil {
 		return err.Error()
 	}
-	for _, src := range sources(app) {
+	for _, src := range app.Spec.GetSources() {
 		if err := checkSource(proj, src.RepoURL); err != nil {
 			return err.Error()
 		}
@@ -425,7 +425,7 @@ func (r *Reconciler) Refresh(ctx context.Context, repoURL string) error {
 		return fmt.Errorf("listing applications: %w", err)
 	}
 	for i := range apps.Items {
-		for _, src := range sources(&apps.Items[i]) {
+		for _, src := range apps.Items[i].Spec.GetSources() {
 			if gitsource.SameRepo(src.RepoURL, repoURL) {
 				app := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Name: apps.Items[i].Name, Namespace: r.Namespace}}
 				select {

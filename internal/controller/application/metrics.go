@@ -33,7 +33,7 @@ func observeReconcile(app *v1alpha1.Application, took time.Duration) {
 	reconcileSeconds.WithLabelValues(app.Namespace).Observe(took.Seconds())
 	appInfo.DeletePartialMatch(prometheus.Labels{"name": app.Name, "namespace": app.Namespace})
 	repo := ""
-	if srcs := sources(app); len(srcs) > 0 {
+	if srcs := app.Spec.GetSources(); len(srcs) > 0 {
 		repo = srcs[0].RepoURL
 	}
 	appInfo.WithLabelValues(app.Name, app.Namespace, projectName(app),

@@ -187,7 +187,7 @@ func operationSources(app *v1alpha1.Application, op *v1alpha1.SyncOperation) []v
 	if len(op.Sources) > 0 {
 		return op.Sources
 	}
-	srcs := append([]v1alpha1.ApplicationSource(nil), sources(app)...)
+	srcs := append([]v1alpha1.ApplicationSource(nil), app.Spec.GetSources()...)
 	if len(app.Spec.Sources) > 0 {
 		for i := range srcs {
 			if i < len(op.Revisions) && op.Revisions[i] != "" {
