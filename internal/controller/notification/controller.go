@@ -100,22 +100,8 @@ func (r *Reconciler) now() time.Time {
 // SetupWithManager registers the controller and a cache of the two
 // configuration objects, so that a change of either re-evaluates every app.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	byName := func(name string) cache.ByObject {
-		return cache.ByObject{Field: fields.OneTermEqualSelector("metadata.name", name)}
-	}
-	configCache, err := cache.New(mgr.GetConfig(), cache.Options{
-		Scheme:            mgr.GetScheme(),
-		Mapper:            mgr.GetRESTMapper(),
-		DefaultNamespaces: map[string]cache.Config{r.Namespace: {}},
-		ByObject: map[client.Object]cache.ByObject{
-			&corev1.ConfigMap{}: byName(notify.ConfigMapName),
-			&corev1.Secret{}:    byName(notify.SecretName),
-		},
-	})
+	configCache, err := newConfigCache(mgr, r.Namespace, notify.ConfigMapName, notify.SecretName)
 	if err != nil {
-		return fmt.Errorf("creating the notification config cache: %w", err)
-	}
-	if err := mgr.Add(configCache); err != nil {
 		return err
 	}
 	r.configCache = configCache
@@ -185,7 +171,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	failed := false
 	for _, d := range due {
-		outcome := r.deliver(ctx, &app, appMap, loaded, d)
+		vars := notify.Vars(appMap, cfg.Context, cfg.Services[d.Service].Type, r.now)
+		outcome := deliver(ctx, r.Recorder, &app, loaded, d, vars, r.Retry)
 		deliveries.WithLabelValues(d.Trigger, d.Service, outcome).Inc()
 		switch outcome {
 		case outcomeSent, outcomeTemplateError:
@@ -214,9 +201,9 @@ const (
 	outcomeTemplateError = "template_error"
 )
 
-// deliver renders and sends one delivery; every failure becomes an Event
-// with Secret values masked.
-func (r *Reconciler) deliver(ctx context.Context, app *v1alpha1.Application, appMap map[string]any, loaded *loadedConfig, d notify.Delivery) string {
+// deliver renders the templates of one delivery with vars and sends it;
+// every failure becomes an Event on obj with Secret values masked.
+func deliver(ctx context.Context, recorder events.EventRecorder, obj runtime.Object, loaded *loadedConfig, d notify.Delivery, vars map[string]any, retry service.Retry) string {
 	cfg := loaded.cfg
 	sender, ok := loaded.senders[d.Service]
 	if !ok {
@@ -224,23 +211,22 @@ func (r *Reconciler) deliver(ctx context.Context, app *v1alpha1.Application, app
 		if err, broken := loaded.broken[d.Service]; broken {
 			reason = err
 		}
-		r.Recorder.Eventf(app, nil, corev1.EventTypeWarning, eventReasonFailed, "Notify",
+		recorder.Eventf(obj, nil, corev1.EventTypeWarning, eventReasonFailed, "Notify",
 			"Trigger %s to %s:%s: %s", d.Trigger, d.Service, d.Recipient, cfg.Mask(reason.Error()))
 		return outcomeFailed
 	}
-	vars := notify.Vars(appMap, cfg.Context, cfg.Services[d.Service].Type, r.now)
 	var rendered []notify.Notification
 	for _, name := range d.Templates {
 		n, err := cfg.Templates[name].Render(vars)
 		if err != nil {
-			r.Recorder.Eventf(app, nil, corev1.EventTypeWarning, eventReasonTemplateFail, "Notify",
+			recorder.Eventf(obj, nil, corev1.EventTypeWarning, eventReasonTemplateFail, "Notify",
 				"Trigger %s: %s", d.Trigger, cfg.Mask(err.Error()))
 			return outcomeTemplateError
 		}
 		rendered = append(rendered, n)
 	}
-	if err := service.Deliver(ctx, sender, notify.Merge(rendered), d.Recipient, r.Retry); err != nil {
-		r.Recorder.Eventf(app, nil, corev1.EventTypeWarning, eventReasonFailed, "Notify",
+	if err := service.Deliver(ctx, sender, notify.Merge(rendered), d.Recipient, retry); err != nil {
+		recorder.Eventf(obj, nil, corev1.EventTypeWarning, eventReasonFailed, "Notify",
 			"Trigger %s to %s:%s: %s", d.Trigger, d.Service, d.Recipient, cfg.Mask(err.Error()))
 		return outcomeFailed
 	}
@@ -312,6 +298,30 @@ func (r *Reconciler) projectAnnotations(ctx context.Context, app *v1alpha1.Appli
 		return nil, fmt.Errorf("reading project %s: %w", name, err)
 	}
 	return project.Annotations, nil
+}
+
+// newConfigCache caches only the notification ConfigMap and Secret of
+// namespace, and adds the cache to the manager.
+func newConfigCache(mgr ctrl.Manager, namespace, cmName, secretName string) (cache.Cache, error) {
+	byName := func(name string) cache.ByObject {
+		return cache.ByObject{Field: fields.OneTermEqualSelector("metadata.name", name)}
+	}
+	c, err := cache.New(mgr.GetConfig(), cache.Options{
+		Scheme:            mgr.GetScheme(),
+		Mapper:            mgr.GetRESTMapper(),
+		DefaultNamespaces: map[string]cache.Config{namespace: {}},
+		ByObject: map[client.Object]cache.ByObject{
+			&corev1.ConfigMap{}: byName(cmName),
+			&corev1.Secret{}:    byName(secretName),
+		},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("creating the cache of %s: %w", cmName, err)
+	}
+	if err := mgr.Add(c); err != nil {
+		return nil, err
+	}
+	return c, nil
 }
 
 // config returns the configuration, parsing it again when either object

@@ -2,17 +2,14 @@ package notification
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
 	"github.com/skiffcd/skiff/internal/notify"
@@ -60,22 +57,8 @@ func (n *RolloutNotifier) now() time.Time {
 // SetupWithManager adds the configuration cache and the sending workers to
 // the manager.
 func (n *RolloutNotifier) SetupWithManager(mgr ctrl.Manager) error {
-	byName := func(name string) cache.ByObject {
-		return cache.ByObject{Field: fields.OneTermEqualSelector("metadata.name", name)}
-	}
-	c, err := cache.New(mgr.GetConfig(), cache.Options{
-		Scheme:            mgr.GetScheme(),
-		Mapper:            mgr.GetRESTMapper(),
-		DefaultNamespaces: map[string]cache.Config{n.Namespace: {}},
-		ByObject: map[client.Object]cache.ByObject{
-			&corev1.ConfigMap{}: byName(notify.RolloutConfigMapName),
-			&corev1.Secret{}:    byName(notify.RolloutSecretName),
-		},
-	})
+	c, err := newConfigCache(mgr, n.Namespace, notify.RolloutConfigMapName, notify.RolloutSecretName)
 	if err != nil {
-		return fmt.Errorf("creating the Rollout notification config cache: %w", err)
-	}
-	if err := mgr.Add(c); err != nil {
 		return err
 	}
 	n.configCache = c
@@ -139,40 +122,10 @@ func (n *RolloutNotifier) send(ctx context.Context, ev rolloutEvent) {
 		}
 	}
 	for _, d := range due {
-		outcome := n.deliver(ctx, ro, roMap, loaded, d)
+		vars := notify.RolloutVars(roMap, cfg.Context, cfg.Services[d.Service].Type, n.now)
+		outcome := deliver(ctx, n.Recorder, ro, loaded, d, vars, n.Retry)
 		deliveries.WithLabelValues(d.Trigger, d.Service, outcome).Inc()
 	}
-}
-
-func (n *RolloutNotifier) deliver(ctx context.Context, ro *v1alpha1.Rollout, roMap map[string]any, loaded *loadedConfig, d notify.Delivery) string {
-	cfg := loaded.cfg
-	sender, ok := loaded.senders[d.Service]
-	if !ok {
-		reason := fmt.Errorf("service %q is not configured", d.Service)
-		if err, broken := loaded.broken[d.Service]; broken {
-			reason = err
-		}
-		n.Recorder.Eventf(ro, nil, corev1.EventTypeWarning, eventReasonFailed, "Notify",
-			"Trigger %s to %s:%s: %s", d.Trigger, d.Service, d.Recipient, cfg.Mask(reason.Error()))
-		return outcomeFailed
-	}
-	vars := notify.RolloutVars(roMap, cfg.Context, cfg.Services[d.Service].Type, n.now)
-	var rendered []notify.Notification
-	for _, name := range d.Templates {
-		msg, err := cfg.Templates[name].Render(vars)
-		if err != nil {
-			n.Recorder.Eventf(ro, nil, corev1.EventTypeWarning, eventReasonTemplateFail, "Notify",
-				"Trigger %s: %s", d.Trigger, cfg.Mask(err.Error()))
-			return outcomeTemplateError
-		}
-		rendered = append(rendered, msg)
-	}
-	if err := service.Deliver(ctx, sender, notify.Merge(rendered), d.Recipient, n.Retry); err != nil {
-		n.Recorder.Eventf(ro, nil, corev1.EventTypeWarning, eventReasonFailed, "Notify",
-			"Trigger %s to %s:%s: %s", d.Trigger, d.Service, d.Recipient, cfg.Mask(err.Error()))
-		return outcomeFailed
-	}
-	return outcomeSent
 }
 
 func (n *RolloutNotifier) config(ctx context.Context) (*loadedConfig, error) {
