@@ -6,13 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/config"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/yaml"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
@@ -38,45 +33,15 @@ func TestMain(m *testing.M) {
 // returns a direct client.
 func startController(t *testing.T) client.Client {
 	t.Helper()
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	if err := v1alpha1.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	mgr, err := ctrl.NewManager(cluster.Config, ctrl.Options{
-		Scheme:                 scheme,
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
-		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := &Reconciler{
-		Client:     mgr.GetClient(),
-		APIReader:  mgr.GetAPIReader(),
-		Providers:  &provider.Factory{Client: mgr.GetClient(), JobPoll: 500 * time.Millisecond},
-		ErrorRetry: 200 * time.Millisecond,
-	}
-	if err := r.SetupWithManager(mgr); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	t.Cleanup(func() { cancel(); <-done })
-	go func() {
-		defer close(done)
-		if err := mgr.Start(ctx); err != nil {
-			t.Errorf("manager: %v", err)
+	return cluster.StartManager(t, func(mgr ctrl.Manager) error {
+		r := &Reconciler{
+			Client:     mgr.GetClient(),
+			APIReader:  mgr.GetAPIReader(),
+			Providers:  &provider.Factory{Client: mgr.GetClient(), JobPoll: 500 * time.Millisecond},
+			ErrorRetry: 200 * time.Millisecond,
 		}
-	}()
-	direct, err := client.New(cluster.Config, client.Options{Scheme: scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return direct
+		return r.SetupWithManager(mgr)
+	})
 }
 
 // readRun decodes testdata/<file> as an AnalysisRun in ns.

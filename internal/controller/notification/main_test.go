@@ -15,13 +15,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/config"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/yaml"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
@@ -48,45 +43,17 @@ func TestMain(m *testing.M) {
 // ends and returns a direct client and the reconciler.
 func startController(t *testing.T, ns string) (client.Client, *Reconciler) {
 	t.Helper()
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	if err := v1alpha1.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	mgr, err := ctrl.NewManager(cluster.Config, ctrl.Options{
-		Scheme:                 scheme,
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
-		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := &Reconciler{
-		Client:    mgr.GetClient(),
-		Namespace: ns,
-		Recorder:  mgr.GetEventRecorder("skiff-notification-controller"),
-		Retry:     service.Retry{Attempts: 2, Backoff: 50 * time.Millisecond, Timeout: 5 * time.Second},
-	}
-	if err := r.SetupWithManager(mgr); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	t.Cleanup(func() { cancel(); <-done })
-	go func() {
-		defer close(done)
-		if err := mgr.Start(ctx); err != nil {
-			t.Errorf("manager: %v", err)
+	var r *Reconciler
+	c := cluster.StartManager(t, func(mgr ctrl.Manager) error {
+		r = &Reconciler{
+			Client:    mgr.GetClient(),
+			Namespace: ns,
+			Recorder:  mgr.GetEventRecorder("skiff-notification-controller"),
+			Retry:     service.Retry{Attempts: 2, Backoff: 50 * time.Millisecond, Timeout: 5 * time.Second},
 		}
-	}()
-	direct, err := client.New(cluster.Config, client.Options{Scheme: scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return direct, r
+		return r.SetupWithManager(mgr)
+	})
+	return c, r
 }
 
 // slackMessage is what the fake Slack API received.

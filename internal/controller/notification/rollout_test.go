@@ -14,14 +14,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/util/retry"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/config"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/yaml"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
@@ -34,46 +29,16 @@ import (
 // its configuration from ns, until the test ends.
 func startRollouts(t *testing.T, ns string) client.Client {
 	t.Helper()
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	if err := v1alpha1.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	mgr, err := ctrl.NewManager(cluster.Config, ctrl.Options{
-		Scheme:                 scheme,
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
-		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	notifier := &RolloutNotifier{Namespace: ns, Recorder: mgr.GetEventRecorder("skiff-notification-controller"),
-		Retry: service.Retry{Attempts: 2, Backoff: 50 * time.Millisecond, Timeout: 5 * time.Second}}
-	if err := notifier.SetupWithManager(mgr); err != nil {
-		t.Fatal(err)
-	}
-	r := &rolloutcontroller.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(),
-		Recorder: mgr.GetEventRecorder("rollouts-controller"), Notifier: notifier}
-	if err := r.SetupWithManager(mgr); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	t.Cleanup(func() { cancel(); <-done })
-	go func() {
-		defer close(done)
-		if err := mgr.Start(ctx); err != nil {
-			t.Errorf("manager: %v", err)
+	return cluster.StartManager(t, func(mgr ctrl.Manager) error {
+		notifier := &RolloutNotifier{Namespace: ns, Recorder: mgr.GetEventRecorder("skiff-notification-controller"),
+			Retry: service.Retry{Attempts: 2, Backoff: 50 * time.Millisecond, Timeout: 5 * time.Second}}
+		if err := notifier.SetupWithManager(mgr); err != nil {
+			return err
 		}
-	}()
-	c, err := client.New(cluster.Config, client.Options{Scheme: scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
+		r := &rolloutcontroller.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(),
+			Recorder: mgr.GetEventRecorder("rollouts-controller"), Notifier: notifier}
+		return r.SetupWithManager(mgr)
+	})
 }
 
 func decodeFile(t *testing.T, name string, into any) {
