@@ -322,3 +322,33 @@ func TestBlueGreenScaleDownDelayRevisionLimit(t *testing.T) {
 		return strings.HasPrefix(a, "0/") && strings.HasPrefix(b, "2/"), "first " + a + " second " + b
 	})
 }
+
+// antiAffinity gives a new revision's pods a preferred anti-affinity
+// against the stable revision's pods, node by node; the first revision,
+// with nothing to avoid, gets none. (kwok has one node: preferred still
+// schedules there.)
+func TestBlueGreenAntiAffinityAvoidsTheStablePods(t *testing.T) {
+	c := startController(t)
+	ns := cluster.Namespace(t)
+	createServices(t, c, "rollout-service.yml", ns)
+	ro := readRollout(t, "rollout-bg-test.yml", ns)
+	ro.Spec.Strategy.BlueGreen.AntiAffinity = &v1alpha1.AntiAffinity{
+		PreferredDuringSchedulingIgnoredDuringExecution: &v1alpha1.PreferredDuringSchedulingIgnoredDuringExecution{Weight: 1},
+	}
+	create(t, c, ro)
+	first := waitFor(t, c, ro, "first revision Healthy", healthyAt).Status.CurrentPodHash
+	if a := replicaSets(t, c, ro)[first].Spec.Template.Spec.Affinity; a != nil {
+		t.Errorf("first revision affinity %+v, want none", a)
+	}
+	second := setImage(t, c, ro, "nginx:stable")
+	waitFor(t, c, ro, "second revision Healthy", healthyAt)
+	a := replicaSets(t, c, ro)[second].Spec.Template.Spec.Affinity
+	if a == nil || a.PodAntiAffinity == nil || len(a.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution) != 1 {
+		t.Fatalf("second revision affinity %+v, want one preferred anti-affinity term", a)
+	}
+	term := a.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution[0]
+	if term.Weight != 1 || term.PodAffinityTerm.TopologyKey != "kubernetes.io/hostname" ||
+		term.PodAffinityTerm.LabelSelector.MatchExpressions[0].Values[0] != first {
+		t.Errorf("term %+v, want weight 1 against %s per hostname", term, first)
+	}
+}

@@ -171,6 +171,7 @@ func (p *pass) adoptOrCollide(ctx context.Context, want *appsv1.ReplicaSet) erro
 func (p *pass) newReplicaSet() *appsv1.ReplicaSet {
 	template := p.ro.Spec.Template.DeepCopy()
 	template.Labels = withHash(template.Labels, p.hash)
+	template.Spec.Affinity = rollout.ReplicaSetAffinity(template.Spec.Affinity, p.antiAffinity(), p.status.StableRS, p.hash)
 	selector := p.ro.Spec.Selector.DeepCopy()
 	selector.MatchLabels = withHash(selector.MatchLabels, p.hash)
 	return &appsv1.ReplicaSet{
@@ -384,4 +385,12 @@ func (p *pass) rollbackWithinWindow() bool {
 		others = append(others, rs.CreationTimestamp.Time)
 	}
 	return rollout.WithinRollbackWindow(target.CreationTimestamp.Time, stable.CreationTimestamp.Time, others, window.Revisions)
+}
+
+// antiAffinity is the strategy's antiAffinity, if any.
+func (p *pass) antiAffinity() *v1alpha1.AntiAffinity {
+	if bg := p.ro.Spec.Strategy.BlueGreen; bg != nil {
+		return bg.AntiAffinity
+	}
+	return p.ro.Spec.Strategy.Canary.AntiAffinity
 }

@@ -83,10 +83,8 @@ func (p *pass) reportUnsupported() {
 	}
 	spec := &p.ro.Spec
 	if bg := spec.Strategy.BlueGreen; bg != nil {
-		add(bg.AntiAffinity != nil, "blueGreen.antiAffinity")
 	}
 	if c := spec.Strategy.Canary; c != nil {
-		add(c.AntiAffinity != nil, "canary.antiAffinity")
 		add(c.PingPong != nil, "canary.pingPong")
 		add(c.ScaleDownDelayRevisionLimit != nil, "canary.scaleDownDelayRevisionLimit")
 		for i, step := range c.Steps {
