@@ -9,10 +9,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/utils/ptr"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
@@ -24,8 +24,11 @@ var discardLogs sync.Once
 // the test ends, with the Kubernetes and argoproj.io kinds, no metrics or
 // probe listeners, and controller names that may repeat across tests.
 // setup registers the controllers under test. It returns a direct
-// (uncached) client for the test's own reads and writes.
-func (c *Cluster) StartManager(t testing.TB, setup func(ctrl.Manager) error) client.Client {
+// (uncached) client for the test's own reads and writes. It uses
+// pkg/manager, not controller-runtime's root package, which registers a
+// global -kubeconfig flag that hack/devcluster (importing this package)
+// defines too.
+func (c *Cluster) StartManager(t testing.TB, setup func(manager.Manager) error) client.Client {
 	t.Helper()
 	// The tests read no controller logs; without a logger controller-runtime
 	// prints a stack trace instead.
@@ -37,7 +40,7 @@ func (c *Cluster) StartManager(t testing.TB, setup func(ctrl.Manager) error) cli
 	if err := v1alpha1.AddToScheme(scheme); err != nil {
 		t.Fatal(err)
 	}
-	mgr, err := ctrl.NewManager(c.Config, ctrl.Options{
+	mgr, err := manager.New(c.Config, manager.Options{
 		Scheme:                 scheme,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
