@@ -11,10 +11,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
+	"github.com/skiffcd/skiff/internal/controller/application"
 )
 
 // AnnotationRefresh asks the Application controller for a comparison.
-const AnnotationRefresh = "argocd.argoproj.io/refresh"
+const AnnotationRefresh = application.AnnotationRefresh
 
 // appObject is the RBAC object of an application: <project>/<name>.
 func appObject(app *v1alpha1.Application) string {

@@ -31,7 +31,6 @@ import (
 	"github.com/skiffcd/skiff/api/v1alpha1"
 	"github.com/skiffcd/skiff/internal/clustercache"
 	"github.com/skiffcd/skiff/internal/reposerver"
-	gitsource "github.com/skiffcd/skiff/internal/source"
 	"github.com/skiffcd/skiff/internal/syncengine"
 )
 
@@ -414,28 +413,4 @@ func (r *Reconciler) finalize(ctx context.Context, app *v1alpha1.Application) (c
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	return ctrl.Result{}, nil
-}
-
-// Refresh asks for an immediate comparison of the apps using repoURL (a git
-// webhook calls it) and forgets the repository's resolved revisions.
-func (r *Reconciler) Refresh(ctx context.Context, repoURL string) error {
-	r.Repo.Forget(repoURL)
-	var apps v1alpha1.ApplicationList
-	if err := r.Client.List(ctx, &apps, client.InNamespace(r.Namespace)); err != nil {
-		return fmt.Errorf("listing applications: %w", err)
-	}
-	for i := range apps.Items {
-		for _, src := range apps.Items[i].Spec.GetSources() {
-			if gitsource.SameRepo(src.RepoURL, repoURL) {
-				app := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Name: apps.Items[i].Name, Namespace: r.Namespace}}
-				select {
-				case r.liveChanges <- event.TypedGenericEvent[*v1alpha1.Application]{Object: app}:
-				case <-ctx.Done():
-					return ctx.Err()
-				}
-				break
-			}
-		}
-	}
-	return nil
 }
