@@ -248,8 +248,7 @@ func (c *Cache) handler(gvk schema.GroupVersionKind) cache.ResourceEventHandler 
 				obj = tomb.Obj
 			}
 			if u, ok := obj.(*unstructured.Unstructured); ok {
-				u.SetGroupVersionKind(gvk)
-				c.remove(KeyOf(u))
+				c.remove(KeyOf(withGVK(u, gvk)))
 			}
 		},
 	}
@@ -262,12 +261,24 @@ func (c *Cache) signalRediscover() {
 	}
 }
 
+// withGVK returns u with its apiVersion and kind set. The informer shares
+// its objects with every reader, so one that lacks them is copied rather
+// than written to (a data race under -race).
+func withGVK(u *unstructured.Unstructured, gvk schema.GroupVersionKind) *unstructured.Unstructured {
+	if u.GroupVersionKind() == gvk {
+		return u
+	}
+	u = u.DeepCopy()
+	u.SetGroupVersionKind(gvk)
+	return u
+}
+
 func (c *Cache) upsert(gvk schema.GroupVersionKind, obj any) {
 	u, ok := obj.(*unstructured.Unstructured)
 	if !ok {
 		return
 	}
-	u.SetGroupVersionKind(gvk)
+	u = withGVK(u, gvk)
 	key := KeyOf(u)
 	app := OwningApp(u, c.opts.Tracking)
 
