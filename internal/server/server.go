@@ -55,7 +55,8 @@ type Server struct {
 	// Settings reads argocd-cm, argocd-secret and argocd-rbac-cm, usually
 	// from a cache of Skiff's namespace; nil means Client.
 	Settings client.Reader
-	// APIReader reads argocd-secret at first start, uncached; nil means Client.
+	// APIReader reads uncached: argocd-secret at first start, and a
+	// Rollout's pods and runs (no pod informer); nil means Client.
 	APIReader client.Reader
 	// Namespace holds the configuration and the Applications.
 	Namespace string
@@ -173,6 +174,9 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle("GET /api/v1/applications/{name}", s.authenticated(s.handleGetApplication))
 	mux.Handle("POST /api/v1/applications/{name}/sync", s.authenticated(s.handleSync))
 	mux.Handle("GET /api/v1/projects", s.authenticated(s.handleListProjects))
+	mux.Handle("GET /api/v1/rollouts", s.authenticated(s.handleListRollouts))
+	mux.Handle("GET /api/v1/rollouts/{namespace}/{name}", s.authenticated(s.handleGetRollout))
+	mux.Handle("POST /api/v1/rollouts/{namespace}/{name}/{action}", s.authenticated(s.handleRolloutAction))
 	mux.Handle("/api/", s.authenticated(func(w http.ResponseWriter, _ *http.Request, _ *session) {
 		writeError(w, http.StatusNotFound, "no such API endpoint")
 	}))

@@ -1,0 +1,117 @@
+package server
+
+import (
+	"context"
+	"net/http"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/skiffcd/skiff/api/v1alpha1"
+	"github.com/skiffcd/skiff/internal/clustercache"
+)
+
+func (h *harness) createRollout(name string, annotations map[string]string) {
+	h.t.Helper()
+	labels := map[string]string{"app": name}
+	ro := &v1alpha1.Rollout{
+		ObjectMeta: metav1.ObjectMeta{Namespace: h.ns, Name: name, Annotations: annotations},
+		Spec: v1alpha1.RolloutSpec{
+			Replicas: ptr.To[int32](2),
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "nginx:1"}}},
+			},
+			Strategy: v1alpha1.RolloutStrategy{Canary: &v1alpha1.CanaryStrategy{Steps: []v1alpha1.CanaryStep{
+				{SetWeight: ptr.To[int32](50)}, {Pause: &v1alpha1.RolloutPause{}},
+			}}},
+		},
+	}
+	if err := h.k8s.Create(context.Background(), ro); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+func (h *harness) getRollout(name string) *v1alpha1.Rollout {
+	h.t.Helper()
+	ro := &v1alpha1.Rollout{}
+	if err := h.k8s.Get(context.Background(), client.ObjectKey{Namespace: h.ns, Name: name}, ro); err != nil {
+		h.t.Fatal(err)
+	}
+	return ro
+}
+
+// The rollouts API: readonly users see Rollouts and may run nothing; a
+// Rollout an Application manages is guarded by that Application's resource
+// actions, as Argo CD guards it (action/argoproj.io/Rollout/abort on
+// <project>/<app>); one no Application manages by Skiff's "rollouts"
+// resource; the operations send the kubectl plugin's patches.
+func TestRolloutsAPI(t *testing.T) {
+	h := startServer(t)
+	h.addUser("alice", "alice-password")
+	h.addUser("bob", "bob-password")
+	h.setRBAC(map[string]string{"policy.csv": "g, alice, role:readonly\ng, bob, role:readonly\n" +
+		"p, bob, applications, action/argoproj.io/Rollout/abort, default/guestbook, allow\n"})
+	h.createApp("guestbook", "default", nil, v1alpha1.ApplicationSource{RepoURL: "https://github.com/org/repo", Path: "guestbook"})
+	h.createRollout("standalone", nil)
+	h.createRollout("tracked", map[string]string{clustercache.TrackingAnnotation: "guestbook:argoproj.io/Rollout:" + h.ns + "/tracked"})
+	alice, bob := h.login("alice", "alice-password"), h.login("bob", "bob-password")
+	admin := h.login("admin", h.password)
+	base := "/api/v1/rollouts/" + h.ns + "/"
+
+	r := h.do(http.MethodGet, "/api/v1/rollouts?namespace="+h.ns, alice, nil)
+	var list struct{ Items []v1alpha1.Rollout }
+	r.json(t, &list)
+	if r.status != http.StatusOK || len(list.Items) != 2 {
+		t.Fatalf("alice lists: %d, %d rollouts; want both", r.status, len(list.Items))
+	}
+	var detail rolloutDetail
+	r = h.do(http.MethodGet, base+"tracked", alice, nil)
+	r.json(t, &detail)
+	if r.status != http.StatusOK || detail.Application != "guestbook" || detail.Rollout.Name != "tracked" || detail.Actions["abort"] {
+		t.Fatalf("alice gets tracked: %d application %q actions %v", r.status, detail.Application, detail.Actions)
+	}
+	wantError(t, h.do(http.MethodPost, base+"tracked/abort", alice, nil), http.StatusForbidden)
+
+	// bob may abort the guestbook app's Rollout, not the one no app manages.
+	if r := h.do(http.MethodPost, base+"tracked/abort", bob, nil); r.status != http.StatusOK {
+		t.Fatalf("bob aborts tracked: %d %s", r.status, r.body)
+	}
+	if !h.getRollout("tracked").Status.Abort {
+		t.Error("status.abort not set by the abort")
+	}
+	wantError(t, h.do(http.MethodPost, base+"standalone/abort", bob, nil), http.StatusForbidden)
+	wantError(t, h.do(http.MethodPost, base+"tracked/retry", bob, nil), http.StatusForbidden)
+
+	// admin: every operation, with the plugin's patches.
+	r = h.do(http.MethodGet, base+"standalone", admin, nil)
+	detail = rolloutDetail{}
+	r.json(t, &detail)
+	if !detail.Actions["promote"] || !detail.Actions["set-image"] {
+		t.Errorf("admin's actions %v, want all", detail.Actions)
+	}
+	if r := h.do(http.MethodPost, base+"standalone/set-image", admin, map[string]any{"images": map[string]string{"app": "nginx:2"}}); r.status != http.StatusOK {
+		t.Fatalf("set-image: %d %s", r.status, r.body)
+	}
+	if img := h.getRollout("standalone").Spec.Template.Spec.Containers[0].Image; img != "nginx:2" {
+		t.Errorf("image %s after set-image, want nginx:2", img)
+	}
+	wantError(t, h.do(http.MethodPost, base+"standalone/set-image", admin, map[string]any{"images": map[string]string{"db": "pg"}}), http.StatusBadRequest)
+	wantError(t, h.do(http.MethodPost, base+"standalone/set-image", admin, map[string]any{}), http.StatusBadRequest)
+	if r := h.do(http.MethodPost, base+"standalone/promote", admin, nil); r.status != http.StatusOK {
+		t.Fatalf("promote: %d %s", r.status, r.body)
+	}
+	if i := h.getRollout("standalone").Status.CurrentStepIndex; i == nil || *i != 1 {
+		t.Errorf("currentStepIndex %v after promote, want 1 (the next step)", i)
+	}
+	if r := h.do(http.MethodPost, base+"standalone/pause", admin, nil); r.status != http.StatusOK || !h.getRollout("standalone").Spec.Paused {
+		t.Errorf("pause: %d, spec.paused %v", r.status, h.getRollout("standalone").Spec.Paused)
+	}
+	wantError(t, h.do(http.MethodPost, base+"standalone/explode", admin, nil), http.StatusNotFound)
+	wantError(t, h.do(http.MethodGet, base+"missing", admin, nil), http.StatusNotFound)
+	wantError(t, h.do(http.MethodGet, base+"tracked", "", nil), http.StatusUnauthorized)
+}
