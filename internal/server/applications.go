@@ -1,7 +1,9 @@
 package server
 
 import (
+	"errors"
 	"net/http"
+	"slices"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -11,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
+	"github.com/skiffcd/skiff/internal/cli/appcli"
 	"github.com/skiffcd/skiff/internal/controller/application"
 )
 
@@ -157,20 +160,24 @@ func (s *Server) handleSync(w http.ResponseWriter, r *http.Request, c *session) 
 	if !ok {
 		return
 	}
+	s.startOperation(w, r, c, app, &v1alpha1.SyncOperation{
+		Revision:  req.Revision,
+		Prune:     req.Prune,
+		DryRun:    req.DryRun,
+		Resources: req.Resources,
+	})
+}
+
+// startOperation sets op as app's operation, as Argo CD's API requests a
+// sync: 409 while another operation is set, or when the app changed since
+// it was read.
+func (s *Server) startOperation(w http.ResponseWriter, r *http.Request, c *session, app *v1alpha1.Application, op *v1alpha1.SyncOperation) {
 	if app.Operation != nil {
 		writeError(w, http.StatusConflict, "another operation is already in progress")
 		return
 	}
 	patch := client.MergeFromWithOptions(app.DeepCopy(), client.MergeFromWithOptimisticLock{})
-	app.Operation = &v1alpha1.Operation{
-		Sync: &v1alpha1.SyncOperation{
-			Revision:  req.Revision,
-			Prune:     req.Prune,
-			DryRun:    req.DryRun,
-			Resources: req.Resources,
-		},
-		InitiatedBy: v1alpha1.OperationInitiator{Username: c.user()},
-	}
+	app.Operation = &v1alpha1.Operation{Sync: op, InitiatedBy: v1alpha1.OperationInitiator{Username: c.user()}}
 	if err := s.Client.Patch(r.Context(), app, patch); err != nil {
 		if apierrors.IsConflict(err) {
 			writeError(w, http.StatusConflict, "the application changed meanwhile: try again")
@@ -180,6 +187,88 @@ func (s *Server) handleSync(w http.ResponseWriter, r *http.Request, c *session) 
 		return
 	}
 	writeJSON(w, http.StatusOK, app)
+}
+
+// rollbackRequest is the body of a rollback: a history ID (default: the
+// entry before the current one) and whether to prune.
+type rollbackRequest struct {
+	ID    *int64 `json:"id"`
+	Prune bool   `json:"prune"`
+}
+
+// handleRollback syncs an app to a revision of its history, as
+// `argocd app rollback` does (RBAC action sync; refused while automated
+// sync is on, which would undo it).
+func (s *Server) handleRollback(w http.ResponseWriter, r *http.Request, c *session) {
+	var req rollbackRequest
+	if r.ContentLength != 0 && !decodeJSON(w, r, 1<<20, &req) {
+		return
+	}
+	app, ok := s.getApp(w, r, c, actSync)
+	if !ok {
+		return
+	}
+	id := int64(-1)
+	if req.ID != nil {
+		id = *req.ID
+	}
+	op, err := appcli.RollbackOperation(app, id, req.Prune)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	s.startOperation(w, r, c, app, op)
+}
+
+// handleTerminate stops an app's running operation (RBAC action sync).
+func (s *Server) handleTerminate(w http.ResponseWriter, r *http.Request, c *session) {
+	app, ok := s.getApp(w, r, c, actSync)
+	if !ok {
+		return
+	}
+	if err := appcli.Terminate(r.Context(), s.Client, client.ObjectKeyFromObject(app)); err != nil {
+		if errors.Is(err, appcli.ErrNoRunningOperation) {
+			writeError(w, http.StatusConflict, err.Error())
+			return
+		}
+		s.internalError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{})
+}
+
+// handleDeleteApplication deletes an app; ?cascade=false (default true)
+// keeps its resources, propagationPolicy=foreground|background says how
+// they go, as `argocd app delete` does (RBAC action delete).
+func (s *Server) handleDeleteApplication(w http.ResponseWriter, r *http.Request, c *session) {
+	cascade := r.URL.Query().Get("cascade") != "false"
+	propagation := r.URL.Query().Get("propagationPolicy")
+	if _, err := appcli.SetFinalizers(nil, cascade, propagation); err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	app, ok := s.getApp(w, r, c, actDelete)
+	if !ok {
+		return
+	}
+	finalizers, _ := appcli.SetFinalizers(app.Finalizers, cascade, propagation)
+	if !slices.Equal(finalizers, app.Finalizers) {
+		patch := client.MergeFromWithOptions(app.DeepCopy(), client.MergeFromWithOptimisticLock{})
+		app.Finalizers = finalizers
+		if err := s.Client.Patch(r.Context(), app, patch); err != nil {
+			if apierrors.IsConflict(err) {
+				writeError(w, http.StatusConflict, "the application changed meanwhile: try again")
+				return
+			}
+			s.internalError(w, err)
+			return
+		}
+	}
+	if err := s.Client.Delete(r.Context(), app); client.IgnoreNotFound(err) != nil {
+		s.internalError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{})
 }
 
 // handleListProjects lists the AppProjects the caller may get.

@@ -19,6 +19,7 @@ const (
 	resProjects     = "projects"
 	actGet          = "get"
 	actSync         = "sync"
+	actDelete       = "delete"
 
 	keyPolicyCSV     = "policy.csv"
 	keyPolicyDefault = "policy.default"

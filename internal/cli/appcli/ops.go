@@ -66,6 +66,9 @@ func RequestSync(ctx context.Context, c client.Client, key client.ObjectKey, op 
 	return app, nil
 }
 
+// ErrNoRunningOperation is Terminate's answer when there is nothing to stop.
+var ErrNoRunningOperation = errors.New("no running operation")
+
 // Terminate asks the controller to stop app's running operation. The
 // controller writes the operation's progress meanwhile, so a conflict
 // reads the Application again and retries.
@@ -77,7 +80,7 @@ func Terminate(ctx context.Context, c client.Client, key client.ObjectKey) error
 		}
 		s := app.Status.OperationState
 		if app.Operation == nil || s == nil || s.Phase != v1alpha1.OperationRunning {
-			return fmt.Errorf("application %s has no running operation", key.Name)
+			return fmt.Errorf("application %s: %w", key.Name, ErrNoRunningOperation)
 		}
 		patch := client.MergeFromWithOptions(app.DeepCopy(), client.MergeFromWithOptimisticLock{})
 		s.Phase = v1alpha1.OperationTerminating
