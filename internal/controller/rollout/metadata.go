@@ -3,6 +3,7 @@ package rollout
 import (
 	"context"
 	"fmt"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -20,8 +21,9 @@ const annotationRole = "rollout.skiff.io/pod-role"
 // of its role: blue-green activeMetadata and previewMetadata, canary
 // stableMetadata and canaryMetadata. When a ReplicaSet changes role (a
 // promotion) its pod template is updated first, so pods created from then
-// on have the new metadata, then the pods already running, and last the
-// role annotation; a steady state costs no API call.
+// on have the new metadata, then the pods already running, and last, once
+// the ReplicaSet controller has seen the new template, the role annotation;
+// a steady state costs no API call.
 func (p *pass) syncRoleMetadata(ctx context.Context) error {
 	roleOf, roles := p.roles()
 	managedLabels, managedAnnotations := map[string]bool{}, map[string]bool{}
@@ -65,6 +67,12 @@ func (p *pass) syncRoleMetadata(ctx context.Context) error {
 		}
 		if err := p.relabelPods(ctx, rs, want, managedLabels, managedAnnotations, keep); err != nil {
 			return err
+		}
+		if rs.Status.ObservedGeneration < rs.Generation {
+			// The ReplicaSet controller may still create pods from the old
+			// template: look at the pods again once it has seen the new one.
+			p.requeueAfter(time.Second)
+			continue
 		}
 		if err := p.setAnnotation(ctx, rs, annotationRole, name); err != nil {
 			return err
