@@ -27,6 +27,7 @@ func newRootCommand() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newVersionCommand(), newServerCommand(), newRenderCommand(), newAppCommand(), newRolloutCommand())
+	root.AddCommand(newVersionCommand(), newServerCommand(), newRenderCommand(), newAppCommand(),
+		newLoginCommand(), newLogoutCommand(), newAccountCommand(), newRolloutCommand())
 	return root
 }

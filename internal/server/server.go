@@ -170,6 +170,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /api/v1/session", s.handleLogin)
 	mux.Handle("DELETE /api/v1/session", s.authenticated(s.handleLogout))
 	mux.Handle("GET /api/v1/session/userinfo", s.authenticated(s.handleUserInfo))
+	mux.Handle("PUT /api/v1/account/password", s.authenticated(s.handleUpdatePassword))
 	mux.Handle("GET /api/v1/applications", s.authenticated(s.handleListApplications))
 	mux.Handle("GET /api/v1/applications/{name}", s.authenticated(s.handleGetApplication))
 	mux.Handle("POST /api/v1/applications/{name}/sync", s.authenticated(s.handleSync))

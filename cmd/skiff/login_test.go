@@ -1,0 +1,85 @@
+package main
+
+import (
+	"context"
+	"net"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/skiffcd/skiff/internal/cli/sessioncli"
+	"github.com/skiffcd/skiff/internal/server"
+)
+
+// `skiff login`, `skiff account update-password` and `skiff logout`
+// against a real API server: the session is saved in the config file, the
+// password change logs in again, logout forgets the token.
+func TestLoginAccountAndLogout(t *testing.T) {
+	ns := cluster.Namespace(t)
+	c := kube(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &server.Server{Client: c, Namespace: ns}
+	s.Options.Listener = ln
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Start(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Error("the API server did not stop within 10 s")
+		}
+	})
+	var password string
+	waitFor(t, "the initial admin password", func(ctx context.Context) (bool, error) {
+		var secret corev1.Secret
+		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: server.InitialAdminSecretName}, &secret); err != nil {
+			return false, client.IgnoreNotFound(err)
+		}
+		password = string(secret.Data["password"])
+		return password != "", nil
+	})
+	config := filepath.Join(t.TempDir(), "config")
+	addr := ln.Addr().String()
+
+	if _, err := runSkiff("login", addr, "--password", "wrong", "--insecure-skip-tls-verify", "--config", config); err == nil ||
+		!strings.Contains(err.Error(), "Invalid username or password") {
+		t.Fatalf("login with a wrong password: %v", err)
+	}
+	if _, err := runSkiff("login", addr, "--config", config); err == nil || !strings.Contains(err.Error(), "give --password") {
+		t.Fatalf("login without a password off a terminal: %v", err)
+	}
+	out, err := runSkiff("login", addr, "--password", password, "--insecure-skip-tls-verify", "--config", config)
+	if err != nil || !strings.Contains(out, "'admin' logged in successfully") {
+		t.Fatalf("login: %v\n%s", err, out)
+	}
+	cfg, err := sessioncli.LoadConfig(config)
+	if err != nil || cfg.Token == "" || cfg.Server != addr || !cfg.Insecure {
+		t.Fatalf("saved config %+v (%v)", cfg, err)
+	}
+	out, err = runSkiff("account", "update-password", "--current-password", password, "--new-password", "a-new-admin-password", "--config", config)
+	if err != nil || !strings.Contains(out, "Password updated") {
+		t.Fatalf("update-password: %v\n%s", err, out)
+	}
+	if _, err := runSkiff("login", addr, "--password", "a-new-admin-password", "--insecure-skip-tls-verify", "--config", config); err != nil {
+		t.Fatalf("login with the new password: %v", err)
+	}
+	out, err = runSkiff("logout", "--config", config)
+	if err != nil || !strings.Contains(out, "logged out from '"+addr+"'") {
+		t.Fatalf("logout: %v\n%s", err, out)
+	}
+	if cfg, _ := sessioncli.LoadConfig(config); cfg.Token != "" {
+		t.Error("the token is kept after logout")
+	}
+	if _, err := runSkiff("logout", "--config", config); err == nil || !strings.Contains(err.Error(), "not logged in") {
+		t.Errorf("a second logout: %v, want not logged in", err)
+	}
+}
