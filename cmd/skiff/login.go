@@ -24,6 +24,22 @@ func (s *sessionFlags) path() (string, error) {
 	return sessioncli.DefaultConfigPath()
 }
 
+// load reads the saved session; it must hold a token.
+func (s *sessionFlags) load() (string, *sessioncli.Config, error) {
+	path, err := s.path()
+	if err != nil {
+		return "", nil, err
+	}
+	cfg, err := sessioncli.LoadConfig(path)
+	if err != nil {
+		return "", nil, err
+	}
+	if cfg.Token == "" {
+		return "", nil, errors.New("not logged in: run skiff login first")
+	}
+	return path, cfg, nil
+}
+
 func (s *sessionFlags) add(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&s.configPath, "config", "", "file that keeps the session (default $XDG_CONFIG_HOME/skiff/config)")
 }
@@ -88,16 +104,9 @@ func newLogoutCommand() *cobra.Command {
 		Short: "End the saved session",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			path, err := s.path()
+			path, cfg, err := s.load()
 			if err != nil {
 				return err
-			}
-			cfg, err := sessioncli.LoadConfig(path)
-			if err != nil {
-				return err
-			}
-			if cfg.Token == "" {
-				return errors.New("not logged in")
 			}
 			logoutErr := sessioncli.NewClient(cfg).Logout(cmd.Context())
 			// The token is forgotten even when the server could not be reached.
@@ -126,16 +135,9 @@ func newAccountCommand() *cobra.Command {
 		Short: "Change the password of the logged-in account, like `argocd account update-password`",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			path, err := s.path()
+			path, cfg, err := s.load()
 			if err != nil {
 				return err
-			}
-			cfg, err := sessioncli.LoadConfig(path)
-			if err != nil {
-				return err
-			}
-			if cfg.Token == "" {
-				return errors.New("not logged in: run skiff login first")
 			}
 			if current == "" {
 				if current, err = readSecret(cmd.InOrStdin(), cmd.ErrOrStderr(), "Current password: ", "--current-password"); err != nil {
