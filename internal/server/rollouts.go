@@ -10,7 +10,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -49,27 +48,34 @@ type rolloutDetail struct {
 	Actions map[string]bool `json:"actions"`
 }
 
-// rolloutAuth says which RBAC resource and object guard a Rollout, and the
-// action string of an operation on it.
-func (s *Server) rolloutAuth(r *http.Request, ro *v1alpha1.Rollout) (resource, object, app string, err error) {
-	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(ro)
-	if err != nil {
-		return "", "", "", err
-	}
-	obj := &unstructured.Unstructured{Object: u}
-	obj.SetGroupVersionKind(v1alpha1.GroupVersion.WithKind("Rollout"))
-	app = clustercache.OwningApp(obj, clustercache.TrackingAnnotationMode)
+// rolloutGuard is what RBAC checks for a Rollout: a resource and object,
+// and the Application that manages it, if any.
+type rolloutGuard struct {
+	resource, object, app string
+}
+
+// rolloutAuth says which RBAC resource and object guard a Rollout.
+func (s *Server) rolloutAuth(r *http.Request, ro *v1alpha1.Rollout) (rolloutGuard, error) {
+	// OwningApp needs only the identity and annotations, not the whole
+	// object converted.
+	meta := &unstructured.Unstructured{}
+	meta.SetGroupVersionKind(v1alpha1.GroupVersion.WithKind("Rollout"))
+	meta.SetNamespace(ro.Namespace)
+	meta.SetName(ro.Name)
+	meta.SetAnnotations(ro.Annotations)
+	standalone := rolloutGuard{resource: resRollouts, object: ro.Namespace + "/" + ro.Name}
+	app := clustercache.OwningApp(meta, clustercache.TrackingAnnotationMode)
 	if app == "" {
-		return resRollouts, ro.Namespace + "/" + ro.Name, "", nil
+		return standalone, nil
 	}
 	application := &v1alpha1.Application{}
 	if err := s.Client.Get(r.Context(), types.NamespacedName{Namespace: s.Namespace, Name: app}, application); err != nil {
 		if apierrors.IsNotFound(err) { // a stale annotation: the Rollout stands alone
-			return resRollouts, ro.Namespace + "/" + ro.Name, "", nil
+			return standalone, nil
 		}
-		return "", "", "", err
+		return rolloutGuard{}, err
 	}
-	return resApplications, appObject(application), app, nil
+	return rolloutGuard{resource: resApplications, object: appObject(application), app: app}, nil
 }
 
 func rolloutAction(resource, op string) string {
@@ -81,12 +87,12 @@ func rolloutAction(resource, op string) string {
 
 // getRollout reads the Rollout of the path and checks the caller may do
 // op on it ("" for reading).
-func (s *Server) getRollout(w http.ResponseWriter, r *http.Request, c *session, op string) (*v1alpha1.Rollout, string, bool) {
+func (s *Server) getRollout(w http.ResponseWriter, r *http.Request, c *session, op string) (*v1alpha1.Rollout, rolloutGuard, bool) {
 	ns, name := r.PathValue("namespace"), r.PathValue("name")
 	for _, v := range []string{ns, name} {
 		if v == "" || len(v) > 253 || strings.ContainsAny(v, "/ ") {
 			writeError(w, http.StatusBadRequest, "invalid rollout namespace or name")
-			return nil, "", false
+			return nil, rolloutGuard{}, false
 		}
 	}
 	ro := &v1alpha1.Rollout{}
@@ -96,22 +102,22 @@ func (s *Server) getRollout(w http.ResponseWriter, r *http.Request, c *session, 
 		} else {
 			s.internalError(w, err)
 		}
-		return nil, "", false
+		return nil, rolloutGuard{}, false
 	}
-	resource, object, app, err := s.rolloutAuth(r, ro)
+	guard, err := s.rolloutAuth(r, ro)
 	if err != nil {
 		s.internalError(w, err)
-		return nil, "", false
+		return nil, rolloutGuard{}, false
 	}
 	action := actGet
 	if op != "" {
-		action = rolloutAction(resource, op)
+		action = rolloutAction(guard.resource, op)
 	}
-	if !s.authorize(w, r, c, resource, action, object) {
-		return nil, "", false
+	if !s.authorize(w, r, c, guard.resource, action, guard.object) {
+		return nil, rolloutGuard{}, false
 	}
 	ro.APIVersion, ro.Kind = v1alpha1.GroupVersion.String(), "Rollout"
-	return ro, app, true
+	return ro, guard, true
 }
 
 // handleListRollouts lists the Rollouts of every namespace the caller may get.
@@ -132,12 +138,12 @@ func (s *Server) handleListRollouts(w http.ResponseWriter, r *http.Request, c *s
 	}
 	items := make([]v1alpha1.Rollout, 0, len(list.Items))
 	for i := range list.Items {
-		resource, object, _, err := s.rolloutAuth(r, &list.Items[i])
+		guard, err := s.rolloutAuth(r, &list.Items[i])
 		if err != nil {
 			s.internalError(w, err)
 			return
 		}
-		if p.allowed(c.user(), resource, actGet, object) {
+		if p.allowed(c.user(), guard.resource, actGet, guard.object) {
 			items = append(items, list.Items[i])
 		}
 	}
@@ -148,7 +154,7 @@ func (s *Server) handleListRollouts(w http.ResponseWriter, r *http.Request, c *s
 // AnalysisRuns, and which operations the caller may run on it (the UI
 // hides the others).
 func (s *Server) handleGetRollout(w http.ResponseWriter, r *http.Request, c *session) {
-	ro, app, ok := s.getRollout(w, r, c, "")
+	ro, guard, ok := s.getRollout(w, r, c, "")
 	if !ok {
 		return
 	}
@@ -163,17 +169,12 @@ func (s *Server) handleGetRollout(w http.ResponseWriter, r *http.Request, c *ses
 		s.internalError(w, err)
 		return
 	}
-	resource, object, _, err := s.rolloutAuth(r, ro)
-	if err != nil {
-		s.internalError(w, err)
-		return
-	}
 	actions := map[string]bool{}
 	for op := range rolloutActions {
-		actions[op] = p.allowed(c.user(), resource, rolloutAction(resource, op), object)
+		actions[op] = p.allowed(c.user(), guard.resource, rolloutAction(guard.resource, op), guard.object)
 	}
 	writeJSON(w, http.StatusOK, rolloutDetail{Rollout: ro, ReplicaSets: info.ReplicaSets, Pods: info.Pods,
-		AnalysisRuns: info.AnalysisRuns, Application: app, Actions: actions})
+		AnalysisRuns: info.AnalysisRuns, Application: guard.app, Actions: actions})
 }
 
 // setImageRequest is the body of set-image: container name (or "*") → image.
