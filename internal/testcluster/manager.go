@@ -2,6 +2,7 @@ package testcluster
 
 import (
 	"context"
+	"os"
 	"sync"
 	"testing"
 
@@ -14,6 +15,7 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/yaml"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
 )
@@ -66,4 +68,20 @@ func (c *Cluster) StartManager(t testing.TB, setup func(manager.Manager) error) 
 		t.Fatal(err)
 	}
 	return direct
+}
+
+// ReadYAML decodes the YAML file at path strictly into obj and, when ns is
+// not empty, puts it in ns: the fixtures tests create.
+func ReadYAML(t testing.TB, path string, obj client.Object, ns string) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.UnmarshalStrict(data, obj); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	if ns != "" {
+		obj.SetNamespace(ns)
+	}
 }

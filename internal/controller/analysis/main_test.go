@@ -8,7 +8,6 @@ import (
 
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
 	"github.com/skiffcd/skiff/internal/analysis/provider"
@@ -47,15 +46,8 @@ func startController(t *testing.T) client.Client {
 // readRun decodes testdata/<file> as an AnalysisRun in ns.
 func readRun(t *testing.T, file, ns string) *v1alpha1.AnalysisRun {
 	t.Helper()
-	data, err := os.ReadFile("testdata/" + file)
-	if err != nil {
-		t.Fatal(err)
-	}
 	run := &v1alpha1.AnalysisRun{}
-	if err := yaml.UnmarshalStrict(data, run); err != nil {
-		t.Fatal(err)
-	}
-	run.Namespace = ns
+	testcluster.ReadYAML(t, "testdata/"+file, run, ns)
 	return run
 }
 

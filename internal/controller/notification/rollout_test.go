@@ -5,7 +5,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"sort"
 	"strings"
 	"sync"
@@ -17,12 +16,12 @@ import (
 	"k8s.io/client-go/util/retry"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
 	rolloutcontroller "github.com/skiffcd/skiff/internal/controller/rollout"
 	"github.com/skiffcd/skiff/internal/notify"
 	"github.com/skiffcd/skiff/internal/notify/service"
+	"github.com/skiffcd/skiff/internal/testcluster"
 )
 
 // startRollouts runs the Rollout controller with a RolloutNotifier reading
@@ -39,17 +38,6 @@ func startRollouts(t *testing.T, ns string) client.Client {
 			Recorder: mgr.GetEventRecorder("rollouts-controller"), Notifier: notifier}
 		return r.SetupWithManager(mgr)
 	})
-}
-
-func decodeFile(t *testing.T, name string, into any) {
-	t.Helper()
-	data, err := os.ReadFile("testdata/" + name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := yaml.Unmarshal(data, into); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // A blue-green Rollout subscribed, by annotation, to the catalog's
@@ -77,11 +65,9 @@ func TestRolloutEventsNotifySubscribers(t *testing.T) {
 	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: notify.RolloutSecretName, Namespace: ns},
 		StringData: map[string]string{"webhook-token": "hook-secret"}}
 	svc := &corev1.Service{}
-	decodeFile(t, "rollout-service.yml", svc)
-	svc.Namespace = ns
+	testcluster.ReadYAML(t, "testdata/rollout-service.yml", svc, ns)
 	ro := &v1alpha1.Rollout{}
-	decodeFile(t, "rollout-bg-test.yml", ro)
-	ro.Namespace = ns
+	testcluster.ReadYAML(t, "testdata/rollout-bg-test.yml", ro, ns)
 	ro.Annotations = map[string]string{
 		"notifications.argoproj.io/subscribe.on-rollout-completed.receiver": "",
 		"notifications.argoproj.io/subscribe.on-rollout-updated.receiver":   "",

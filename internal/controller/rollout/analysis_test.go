@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -15,25 +14,18 @@ import (
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
 	"github.com/skiffcd/skiff/internal/analysis/provider/promtest"
 	"github.com/skiffcd/skiff/internal/rollout"
+	"github.com/skiffcd/skiff/internal/testcluster"
 )
 
 // readTemplate decodes testdata/<file> as an AnalysisTemplate in ns.
 func readTemplate(t *testing.T, file, ns string) *v1alpha1.AnalysisTemplate {
 	t.Helper()
-	data, err := os.ReadFile("testdata/" + file)
-	if err != nil {
-		t.Fatal(err)
-	}
 	tmpl := &v1alpha1.AnalysisTemplate{}
-	if err := yaml.UnmarshalStrict(data, tmpl); err != nil {
-		t.Fatal(err)
-	}
-	tmpl.Namespace = ns
+	testcluster.ReadYAML(t, "testdata/"+file, tmpl, ns)
 	return tmpl
 }
 

@@ -108,15 +108,8 @@ func startController(t *testing.T) client.Client {
 // readRollout decodes testdata/<file> as a Rollout in ns.
 func readRollout(t *testing.T, file, ns string) *v1alpha1.Rollout {
 	t.Helper()
-	data, err := os.ReadFile("testdata/" + file)
-	if err != nil {
-		t.Fatal(err)
-	}
 	ro := &v1alpha1.Rollout{}
-	if err := yaml.UnmarshalStrict(data, ro); err != nil {
-		t.Fatal(err)
-	}
-	ro.Namespace = ns
+	testcluster.ReadYAML(t, "testdata/"+file, ro, ns)
 	return ro
 }
 
