@@ -24,6 +24,8 @@ import (
 	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/skiffcd/skiff/internal/server/ui"
 )
 
 // Options configure the listener.
@@ -181,6 +183,7 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle("GET /api/v1/rollouts", s.authenticated(s.handleListRollouts))
 	mux.Handle("GET /api/v1/rollouts/{namespace}/{name}", s.authenticated(s.handleGetRollout))
 	mux.Handle("POST /api/v1/rollouts/{namespace}/{name}/{action}", s.authenticated(s.handleRolloutAction))
+	mux.Handle("GET /", ui.Handler())
 	mux.Handle("/api/", s.authenticated(func(w http.ResponseWriter, _ *http.Request, _ *session) {
 		writeError(w, http.StatusNotFound, "no such API endpoint")
 	}))
