@@ -100,7 +100,7 @@ func run() error {
 		fmt.Printf("  pid %-8d %s\n", pids[name], name)
 	}
 	fmt.Printf("  skiff server     health http://%s/healthz, metrics http://%s/metrics (pid %d)\n", *health, *metrics, pid)
-	fmt.Printf("  API              https://localhost:%d (self-signed certificate), user admin\n", *apiPort)
+	fmt.Printf("  web UI and API   https://localhost:%d (self-signed certificate), user admin\n", *apiPort)
 	fmt.Printf("  admin password   kubectl -n argocd get secret argocd-initial-admin-secret -o jsonpath='{.data.password}' | base64 -d\n")
 	fmt.Printf("  logs             %s\n", cluster.Dir)
 	fmt.Printf("  kubectl          export KUBECONFIG=%s\n", cluster.Kubeconfig)
