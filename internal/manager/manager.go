@@ -14,6 +14,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/dynamic"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -217,7 +219,10 @@ func addApplicationController(mgr ctrl.Manager, cfg *rest.Config, opts Options) 
 // through the manager's cache and argocd-cm, argocd-secret and
 // argocd-rbac-cm through a cache of Skiff's namespace only; a push a
 // webhook reports sets the refresh annotation on the apps it touched and
-// makes the repo server forget the repository's resolved revisions.
+// makes the repo server forget the repository's resolved revisions. It
+// renders with the controller's repo server, reads live objects of any
+// kind with a dynamic client and streams changes from the manager's
+// informers.
 func addAPIServer(mgr ctrl.Manager, opts Options, repo *reposerver.Server) error {
 	if opts.API.Addr == "" || opts.API.Addr == "0" {
 		return nil
@@ -237,13 +242,30 @@ func addAPIServer(mgr ctrl.Manager, opts Options, repo *reposerver.Server) error
 	if err := mgr.Add(configCache); err != nil {
 		return err
 	}
+	dyn, err := dynamic.NewForConfig(mgr.GetConfig())
+	if err != nil {
+		return fmt.Errorf("building the API server's dynamic client: %w", err)
+	}
+	disc, err := discovery.NewDiscoveryClientForConfig(mgr.GetConfig())
+	if err != nil {
+		return fmt.Errorf("building discovery client: %w", err)
+	}
+	version, err := disc.ServerVersion()
+	if err != nil {
+		return fmt.Errorf("reading the server version: %w", err)
+	}
 	return mgr.Add(&server.Server{
-		Client:    mgr.GetClient(),
-		Settings:  configCache,
-		APIReader: mgr.GetAPIReader(),
-		Namespace: opts.Namespace,
-		Refresher: &server.AnnotationRefresher{Client: mgr.GetClient(), Namespace: opts.Namespace, Forget: repo.Forget},
-		Options:   opts.API,
-		Log:       slog.New(logr.ToSlogHandler(mgr.GetLogger().WithName("api-server"))),
+		Client:      mgr.GetClient(),
+		Settings:    configCache,
+		APIReader:   mgr.GetAPIReader(),
+		Namespace:   opts.Namespace,
+		Refresher:   &server.AnnotationRefresher{Client: mgr.GetClient(), Namespace: opts.Namespace, Forget: repo.Forget},
+		Repo:        repo,
+		Dynamic:     dyn,
+		Mapper:      mgr.GetRESTMapper(),
+		KubeVersion: version.GitVersion,
+		Informers:   mgr.GetCache(),
+		Options:     opts.API,
+		Log:         slog.New(logr.ToSlogHandler(mgr.GetLogger().WithName("api-server"))),
 	})
 }

@@ -18,6 +18,8 @@ const (
 	resApplications = "applications"
 	resProjects     = "projects"
 	actGet          = "get"
+	actCreate       = "create"
+	actUpdate       = "update"
 	actSync         = "sync"
 	actDelete       = "delete"
 

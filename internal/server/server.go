@@ -8,6 +8,10 @@
 // login.go (session endpoints), ratelimit.go (failed-login limits),
 // accounts.go and settings.go (argocd-cm / argocd-secret), rbac.go
 // (argocd-rbac-cm with casbin), applications.go (the API),
+// appwrite.go (creating and updating apps), tree.go (an app's live
+// resource tree), resources.go (diffs, manifests and live objects of an
+// app), events.go (Kubernetes Events), stream.go (server-sent event
+// streams of apps and Rollouts), rollouts.go (the Rollouts API),
 // webhook.go (payloads and signatures), repourl.go (which apps a push
 // touches), refresh.go (asking the controller to refresh).
 package server
@@ -23,8 +27,12 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/client-go/dynamic"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/skiffcd/skiff/internal/reposerver"
 	"github.com/skiffcd/skiff/internal/server/ui"
 )
 
@@ -64,6 +72,16 @@ type Server struct {
 	Namespace string
 	// Refresher asks for an immediate comparison of apps a push touched.
 	Refresher Refresher
+	// Repo renders apps for their manifests and diffs; Dynamic and Mapper
+	// read live objects of any kind; KubeVersion is the cluster's, for
+	// Helm. Without Dynamic and Mapper the resource endpoints answer 503.
+	Repo        *reposerver.Server
+	Dynamic     dynamic.Interface
+	Mapper      meta.RESTMapper
+	KubeVersion string
+	// Informers (the manager's cache) feed the event streams; nil turns
+	// them off (503).
+	Informers cache.Informers
 	// Now is the clock; nil means time.Now.
 	Now     func() time.Time
 	Options Options
@@ -77,6 +95,7 @@ type Server struct {
 	policyMu        sync.Mutex
 	compiled        *policy
 	compiledVersion string
+	streams         *streamHub
 }
 
 func (s *Server) now() time.Time {
@@ -97,6 +116,7 @@ func (s *Server) init() {
 		if s.Log == nil {
 			s.Log = slog.New(slog.DiscardHandler)
 		}
+		s.streams = newStreamHub()
 		s.sessions = newSessions(s.now, s.Options.SessionDuration)
 		s.userLimiter = newFailureLimiter(s.Options.MaxLoginFailures, s.Options.LoginFailureWindow, s.now)
 		s.ipLimiter = newFailureLimiter(s.Options.MaxLoginFailures, s.Options.LoginFailureWindow, s.now)
@@ -128,6 +148,8 @@ func (s *Server) Start(ctx context.Context) error {
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
 	}
+	// Shutdown waits for open requests: event streams must end first.
+	srv.RegisterOnShutdown(s.streams.end)
 	if !s.Options.Insecure {
 		cert, err := s.certificate()
 		if err != nil {
@@ -174,7 +196,16 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle("GET /api/v1/session/userinfo", s.authenticated(s.handleUserInfo))
 	mux.Handle("PUT /api/v1/account/password", s.authenticated(s.handleUpdatePassword))
 	mux.Handle("GET /api/v1/applications", s.authenticated(s.handleListApplications))
+	mux.Handle("POST /api/v1/applications", s.authenticated(s.handleCreateApplication))
 	mux.Handle("GET /api/v1/applications/{name}", s.authenticated(s.handleGetApplication))
+	mux.Handle("PUT /api/v1/applications/{name}", s.authenticated(s.handleUpdateApplication))
+	mux.Handle("GET /api/v1/applications/{name}/resource-tree", s.authenticated(s.handleResourceTree))
+	mux.Handle("GET /api/v1/applications/{name}/managed-resources", s.authenticated(s.handleManagedResources))
+	mux.Handle("GET /api/v1/applications/{name}/manifests", s.authenticated(s.handleManifests))
+	mux.Handle("GET /api/v1/applications/{name}/resource", s.authenticated(s.handleResource))
+	mux.Handle("GET /api/v1/applications/{name}/events", s.authenticated(s.handleEvents))
+	mux.Handle("GET /api/v1/stream/applications", s.authenticated(s.handleStreamApplications))
+	mux.Handle("GET /api/v1/stream/rollouts", s.authenticated(s.handleStreamRollouts))
 	mux.Handle("POST /api/v1/applications/{name}/sync", s.authenticated(s.handleSync))
 	mux.Handle("POST /api/v1/applications/{name}/rollback", s.authenticated(s.handleRollback))
 	mux.Handle("DELETE /api/v1/applications/{name}/operation", s.authenticated(s.handleTerminate))

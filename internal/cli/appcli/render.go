@@ -86,9 +86,9 @@ func (r *Renderer) namespaced(gvk schema.GroupVersionKind) bool {
 	return err != nil || m.Scope.Name() == meta.RESTScopeNameNamespace
 }
 
-// live reads the live object for obj; nil when it does not exist or its
-// kind is not served.
-func (r *Renderer) live(ctx context.Context, gvk schema.GroupVersionKind, namespace, name string) (*unstructured.Unstructured, error) {
+// Live reads the live object of a kind, namespace and name; nil when it
+// does not exist or its kind is not served.
+func (r *Renderer) Live(ctx context.Context, gvk schema.GroupVersionKind, namespace, name string) (*unstructured.Unstructured, error) {
 	m, err := r.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 	if meta.IsNoMatchError(err) {
 		return nil, nil
@@ -117,23 +117,51 @@ type ResourceDiff struct {
 	Diff string
 }
 
+// ResourceState is one resource of an app compared with its live object.
+type ResourceState struct {
+	Group, Version, Kind, Namespace, Name string
+	// Hook marks a hook: it runs during syncs and is never Modified.
+	Hook bool
+	// Modified says a sync would change (or, without Target, prune) it.
+	Modified bool
+	// Target is the predicted live object after a sync, nil when git no
+	// longer has the resource; Live is nil when it does not exist. Both are
+	// normalized with Secret values masked.
+	Target, Live *unstructured.Unstructured
+	// Diff is a unified diff from live to desired, Secret values masked.
+	Diff string
+}
+
 // Diff compares app's desired state with the live objects and returns the
 // resources that differ: modified, missing, and live objects git no longer
 // has (as listed in the app's status).
 func (r *Renderer) Diff(ctx context.Context, app *v1alpha1.Application, revision string) ([]ResourceDiff, error) {
-	desired, _, err := r.Desired(ctx, app, revision)
+	states, err := r.Compare(ctx, app, revision)
 	if err != nil {
 		return nil, err
 	}
 	var out []ResourceDiff
+	for _, st := range states {
+		if st.Modified {
+			out = append(out, ResourceDiff{Group: st.Group, Kind: st.Kind, Namespace: st.Namespace, Name: st.Name, Diff: st.Diff})
+		}
+	}
+	return out, nil
+}
+
+// Compare compares every resource of app's desired state, hooks included,
+// with its live object, and adds the live objects git no longer has (as
+// listed in the app's status), sorted by group, kind, namespace and name.
+func (r *Renderer) Compare(ctx context.Context, app *v1alpha1.Application, revision string) ([]ResourceState, error) {
+	desired, _, err := r.Desired(ctx, app, revision)
+	if err != nil {
+		return nil, err
+	}
+	var out []ResourceState
 	seen := map[string]bool{}
 	for _, d := range desired {
-		if isHook(d) {
-			continue // hooks run during syncs; they are not part of the state
-		}
 		gvk := d.GroupVersionKind()
-		seen[gvk.Group+"/"+gvk.Kind+"/"+d.GetNamespace()+"/"+d.GetName()] = true
-		live, err := r.live(ctx, gvk, d.GetNamespace(), d.GetName())
+		live, err := r.Live(ctx, gvk, d.GetNamespace(), d.GetName())
 		if err != nil {
 			return nil, err
 		}
@@ -141,27 +169,37 @@ func (r *Renderer) Diff(ctx context.Context, app *v1alpha1.Application, revision
 		if err != nil {
 			return nil, fmt.Errorf("comparing %s %s: %w", gvk.Kind, qualified(d.GetNamespace(), d.GetName()), err)
 		}
-		if res.Modified {
-			out = append(out, ResourceDiff{Group: gvk.Group, Kind: gvk.Kind, Namespace: d.GetNamespace(), Name: d.GetName(), Diff: res.Diff})
+		st := ResourceState{Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind, Namespace: d.GetNamespace(), Name: d.GetName(),
+			Modified: res.Modified, Target: res.Desired, Live: res.Live, Diff: res.Diff}
+		if live != nil && st.Live == nil {
+			st.Live = mask.Secret(live)
 		}
+		if isHook(d) {
+			// Hooks run during syncs; they are not part of the state.
+			st.Hook, st.Modified, st.Diff = true, false, ""
+		} else {
+			seen[gvk.Group+"/"+gvk.Kind+"/"+d.GetNamespace()+"/"+d.GetName()] = true
+		}
+		out = append(out, st)
 	}
 	for _, rs := range app.Status.Resources {
 		if !rs.RequiresPruning || seen[rs.Group+"/"+rs.Kind+"/"+rs.Namespace+"/"+rs.Name] {
 			continue
 		}
 		gvk := schema.GroupVersionKind{Group: rs.Group, Version: rs.Version, Kind: rs.Kind}
-		live, err := r.live(ctx, gvk, rs.Namespace, rs.Name)
+		live, err := r.Live(ctx, gvk, rs.Namespace, rs.Name)
 		if err != nil {
 			return nil, err
 		}
 		if live == nil || diff.IgnoreExtraneous(live) {
 			continue
 		}
-		text, err := removal(live)
+		res, text, err := removal(live)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, ResourceDiff{Group: rs.Group, Kind: rs.Kind, Namespace: rs.Namespace, Name: rs.Name, Diff: text})
+		out = append(out, ResourceState{Group: rs.Group, Version: rs.Version, Kind: rs.Kind, Namespace: rs.Namespace, Name: rs.Name,
+			Modified: true, Live: res.Live, Diff: text})
 	}
 	sort.SliceStable(out, func(i, j int) bool {
 		a, b := out[i], out[j]
@@ -171,22 +209,22 @@ func (r *Renderer) Diff(ctx context.Context, app *v1alpha1.Application, revision
 }
 
 // removal renders the diff of a live object that would be pruned.
-func removal(live *unstructured.Unstructured) (string, error) {
+func removal(live *unstructured.Unstructured) (diff.Result, string, error) {
 	res, err := diff.Compare(nil, live, diff.Options{})
 	if err != nil {
-		return "", err
+		return diff.Result{}, "", err
 	}
 	data, err := yaml.Marshal(res.Live.Object)
 	if err != nil {
-		return "", fmt.Errorf("printing %s %s: %w", live.GetKind(), live.GetName(), err)
+		return diff.Result{}, "", fmt.Errorf("printing %s %s: %w", live.GetKind(), live.GetName(), err)
 	}
 	text, err := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
 		A: difflib.SplitLines(string(data)), FromFile: "live", ToFile: "desired", Context: 3,
 	})
 	if err != nil {
-		return "", fmt.Errorf("rendering diff: %w", err)
+		return diff.Result{}, "", fmt.Errorf("rendering diff: %w", err)
 	}
-	return text, nil
+	return res, text, nil
 }
 
 // WriteDiffs prints diffs as `argocd app diff` does.

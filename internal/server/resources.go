@@ -1,0 +1,187 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/skiffcd/skiff/internal/cli/appcli"
+	"github.com/skiffcd/skiff/internal/mask"
+)
+
+// renderTimeout bounds a render below the server's 2-minute WriteTimeout,
+// so that a slow repository gets an error answer instead of a cut one.
+const renderTimeout = 90 * time.Second
+
+// resourceDiff is one resource of GET .../managed-resources (Argo CD's
+// ResourceDiff): the states are JSON, empty when absent.
+type resourceDiff struct {
+	Group       string `json:"group"`
+	Kind        string `json:"kind"`
+	Namespace   string `json:"namespace"`
+	Name        string `json:"name"`
+	Hook        bool   `json:"hook"`
+	Modified    bool   `json:"modified"`
+	TargetState string `json:"targetState"`
+	LiveState   string `json:"liveState"`
+	Diff        string `json:"diff"`
+}
+
+// repoRenderer is renderer for the endpoints that also render from git.
+func (s *Server) repoRenderer() (*appcli.Renderer, error) {
+	if s.Repo == nil {
+		return nil, fmt.Errorf("%w: rendering is not configured", errNotReady)
+	}
+	return s.renderer()
+}
+
+// renderError answers a failed render: its message is the user's to read
+// (a wrong path, an unknown revision), a timeout is 504.
+func (s *Server) renderError(w http.ResponseWriter, err error) {
+	switch {
+	case errors.Is(err, errNotReady):
+		s.internalError(w, err)
+	case errors.Is(err, context.DeadlineExceeded):
+		writeError(w, http.StatusGatewayTimeout, "rendering took too long: "+err.Error())
+	default:
+		s.Log.Error("api render failed", "error", err)
+		writeError(w, http.StatusInternalServerError, err.Error())
+	}
+}
+
+// jsonState is obj as a JSON string; "" for nil.
+func jsonState(obj *unstructured.Unstructured) (string, error) {
+	if obj == nil {
+		return "", nil
+	}
+	data, err := json.Marshal(mask.Secret(obj).Object)
+	if err != nil {
+		return "", fmt.Errorf("encoding %s %s: %w", obj.GetKind(), obj.GetName(), err)
+	}
+	return string(data), nil
+}
+
+// handleManagedResources compares every resource of an app with git, as
+// Argo CD's managed-resources does (RBAC get).
+func (s *Server) handleManagedResources(w http.ResponseWriter, r *http.Request, c *session) {
+	app, ok := s.getApp(w, r, c, actGet)
+	if !ok {
+		return
+	}
+	rend, err := s.repoRenderer()
+	if err != nil {
+		s.internalError(w, err)
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), renderTimeout)
+	defer cancel()
+	states, err := rend.Compare(ctx, app, "")
+	if err != nil {
+		s.renderError(w, err)
+		return
+	}
+	items := make([]resourceDiff, 0, len(states))
+	for _, st := range states {
+		d := resourceDiff{Group: st.Group, Kind: st.Kind, Namespace: st.Namespace, Name: st.Name,
+			Hook: st.Hook, Modified: st.Modified, Diff: st.Diff}
+		if d.TargetState, err = jsonState(st.Target); err == nil {
+			d.LiveState, err = jsonState(st.Live)
+		}
+		if err != nil {
+			s.internalError(w, err)
+			return
+		}
+		items = append(items, d)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"items": items})
+}
+
+// handleManifests renders an app at ?revision= (default its target), as
+// `argocd app manifests --source git` does (RBAC get).
+func (s *Server) handleManifests(w http.ResponseWriter, r *http.Request, c *session) {
+	app, ok := s.getApp(w, r, c, actGet)
+	if !ok {
+		return
+	}
+	rend, err := s.repoRenderer()
+	if err != nil {
+		s.internalError(w, err)
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), renderTimeout)
+	defer cancel()
+	objs, revisions, err := rend.Desired(ctx, app, r.URL.Query().Get("revision"))
+	if err != nil {
+		s.renderError(w, err)
+		return
+	}
+	manifests := make([]string, 0, len(objs))
+	for _, obj := range objs {
+		m, err := jsonState(obj)
+		if err != nil {
+			s.internalError(w, err)
+			return
+		}
+		manifests = append(manifests, m)
+	}
+	revision := ""
+	if len(revisions) > 0 {
+		revision = revisions[0]
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"manifests": manifests, "revision": revision})
+}
+
+// handleResource returns the live manifest of one object of an app's tree
+// (RBAC get on the app); objects outside the tree are 404 so that the
+// endpoint cannot read arbitrary objects, Secrets above all.
+func (s *Server) handleResource(w http.ResponseWriter, r *http.Request, c *session) {
+	q := r.URL.Query()
+	group, version, kind := q.Get("group"), q.Get("version"), q.Get("kind")
+	namespace, name := q.Get("namespace"), q.Get("resourceName")
+	if kind == "" || name == "" {
+		writeError(w, http.StatusBadRequest, "kind and resourceName are required")
+		return
+	}
+	app, ok := s.getApp(w, r, c, actGet)
+	if !ok {
+		return
+	}
+	nodes, objects, err := s.appTree(r.Context(), app)
+	if err != nil {
+		s.internalError(w, err)
+		return
+	}
+	var obj *unstructured.Unstructured
+	for _, n := range nodes {
+		if n.Group == group && n.Kind == kind && n.Namespace == namespace && n.Name == name {
+			obj = objects[n.UID]
+			if version != "" && version != n.Version {
+				rend, err := s.renderer()
+				if err == nil {
+					obj, err = rend.Live(r.Context(), schema.GroupVersionKind{Group: group, Version: version, Kind: kind}, namespace, name)
+				}
+				if err != nil {
+					s.internalError(w, err)
+					return
+				}
+			}
+			break
+		}
+	}
+	if obj == nil {
+		writeError(w, http.StatusNotFound, fmt.Sprintf("%s %s/%s is not a resource of application %s", kind, namespace, name, app.Name))
+		return
+	}
+	manifest, err := jsonState(obj)
+	if err != nil {
+		s.internalError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"manifest": manifest})
+}
