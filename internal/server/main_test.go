@@ -127,8 +127,9 @@ func startServer(t *testing.T) *harness {
 	return startServerWith(t, Options{})
 }
 
-// startServerWith is startServer with options (Listener is set here).
-func startServerWith(t *testing.T, opts Options) *harness {
+// startServerWith is startServer with options (Listener is set here);
+// configure may set more of the Server before it starts.
+func startServerWith(t *testing.T, opts Options, configure ...func(*Server)) *harness {
 	t.Helper()
 	ns := cluster.Namespace(t)
 	k8s, err := client.New(cluster.Config, client.Options{Scheme: newScheme(t)})
@@ -153,6 +154,9 @@ func startServerWith(t *testing.T, opts Options) *harness {
 	s := &Server{Client: k8s, Namespace: ns, Refresher: h.refresh, Now: h.clock.Now,
 		Options: opts}
 	s.Options.Listener = ln
+	for _, c := range configure {
+		c(s)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- s.Start(ctx) }()

@@ -214,7 +214,9 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle("GET /api/v1/rollouts", s.authenticated(s.handleListRollouts))
 	mux.Handle("GET /api/v1/rollouts/{namespace}/{name}", s.authenticated(s.handleGetRollout))
 	mux.Handle("POST /api/v1/rollouts/{namespace}/{name}/{action}", s.authenticated(s.handleRolloutAction))
-	mux.Handle("GET /", ui.Handler())
+	// "/" for every method, not "GET /": ServeMux refuses "GET /" next to
+	// the "/api/" catch-all (neither pattern is more specific).
+	mux.Handle("/", readOnly(ui.Handler()))
 	mux.Handle("/api/", s.authenticated(func(w http.ResponseWriter, _ *http.Request, _ *session) {
 		writeError(w, http.StatusNotFound, "no such API endpoint")
 	}))
@@ -245,6 +247,18 @@ func (s *Server) bootstrapUntilDone(ctx context.Context) {
 func (s *Server) Bootstrap(ctx context.Context) error {
 	s.init()
 	return s.bootstrap(ctx)
+}
+
+// readOnly answers 405 to anything but GET and HEAD.
+func readOnly(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			writeError(w, http.StatusMethodNotAllowed, "method not allowed")
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 func securityHeaders(h http.Handler) http.Handler {
