@@ -1,0 +1,129 @@
+package server
+
+import (
+	"context"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/skiffcd/skiff/api/v1alpha1"
+	"github.com/skiffcd/skiff/internal/mask"
+)
+
+// gitRepoOf makes a git repository whose app/ holds the given fixtures and
+// returns its directory and commit.
+func gitRepoOf(t *testing.T, fixtures ...string) (string, string) {
+	t.Helper()
+	dir := t.TempDir()
+	repo, err := git.PlainInit(dir, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "app"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	wt, err := repo.Worktree()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range fixtures {
+		data, err := os.ReadFile(filepath.Join("testdata", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "app", f), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := wt.Add("app/" + f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sha, err := wt.Commit("fixtures", &git.CommitOptions{Author: &object.Signature{Name: "t", Email: "t@example.com", When: time.Now()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir, sha.String()
+}
+
+// Managed resources and manifests of an app rendered from a local git
+// repository: a drifted ConfigMap is modified with a diff, a missing
+// Secret has no live state, a resource git no longer has is to be pruned,
+// and no Secret value shows anywhere.
+func TestManagedResourcesAndManifests(t *testing.T) {
+	h := startFullServer(t)
+	h.addUser("alice", "alice-password")
+	h.setRBAC(map[string]string{"policy.csv": "p, alice, applications, get, default/other, allow\n"})
+	ctx := context.Background()
+	dir, sha := gitRepoOf(t, "managed-configmap.yaml", "managed-secret.yaml")
+	for _, cm := range []*corev1.ConfigMap{
+		{ObjectMeta: metav1.ObjectMeta{Namespace: h.ns, Name: "settings"}, Data: map[string]string{"value": "drifted"}},
+		{ObjectMeta: metav1.ObjectMeta{Namespace: h.ns, Name: "leftover"}, Data: map[string]string{"value": "old"}},
+	} {
+		if err := h.k8s.Create(ctx, cm); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h.createApp("shop", "default", nil, v1alpha1.ApplicationSource{RepoURL: "file://" + dir, Path: "app", TargetRevision: "HEAD"})
+	h.setResources("shop", v1alpha1.ResourceStatus{Version: "v1", Kind: "ConfigMap", Namespace: h.ns, Name: "leftover", RequiresPruning: true})
+	admin, alice := h.login("admin", h.password), h.login("alice", "alice-password")
+	secretValues := []string{"s3cret", "czNjcmV0"}
+
+	r := h.do(http.MethodGet, "/api/v1/applications/shop/managed-resources", admin, nil)
+	if r.status != http.StatusOK {
+		t.Fatalf("managed-resources: %d %s", r.status, r.body)
+	}
+	for _, v := range secretValues {
+		if strings.Contains(string(r.body), v) {
+			t.Fatalf("managed-resources show a Secret value: %s", r.body)
+		}
+	}
+	var diffs struct{ Items []resourceDiff }
+	r.json(t, &diffs)
+	byName := map[string]resourceDiff{}
+	for _, d := range diffs.Items {
+		byName[d.Name] = d
+	}
+	if len(diffs.Items) != 3 {
+		t.Fatalf("managed resources %+v, want settings, credentials and leftover", diffs.Items)
+	}
+	if d := byName["settings"]; !d.Modified || !strings.Contains(d.Diff, "drifted") || !strings.Contains(d.TargetState, `"desired"`) ||
+		!strings.Contains(d.LiveState, `"drifted"`) || d.Namespace != h.ns || d.Group != "" {
+		t.Errorf("settings %+v, want modified from drifted to desired", d)
+	}
+	if d := byName["credentials"]; !d.Modified || d.LiveState != "" || !strings.Contains(d.TargetState, mask.Placeholder) {
+		t.Errorf("credentials %+v, want missing with a masked target", d)
+	}
+	if d := byName["leftover"]; !d.Modified || d.TargetState != "" || !strings.Contains(d.LiveState, `"old"`) {
+		t.Errorf("leftover %+v, want only a live state", d)
+	}
+
+	for _, path := range []string{"/api/v1/applications/shop/manifests", "/api/v1/applications/shop/manifests?revision=" + sha} {
+		r = h.do(http.MethodGet, path, admin, nil)
+		var out struct {
+			Manifests []string
+			Revision  string
+		}
+		r.json(t, &out)
+		if r.status != http.StatusOK || len(out.Manifests) != 2 || out.Revision != sha {
+			t.Fatalf("%s: %d %s, want 2 manifests at %s", path, r.status, r.body, sha)
+		}
+		for _, v := range secretValues {
+			if strings.Contains(string(r.body), v) {
+				t.Fatalf("manifests show a Secret value: %s", r.body)
+			}
+		}
+	}
+	if r := h.do(http.MethodGet, "/api/v1/applications/shop/manifests?revision=no-such-branch", admin, nil); r.status < 400 {
+		t.Errorf("manifests of an unknown revision: %d %s, want an error", r.status, r.body)
+	}
+	wantError(t, h.do(http.MethodGet, "/api/v1/applications/shop/managed-resources", alice, nil), http.StatusForbidden)
+	wantError(t, h.do(http.MethodGet, "/api/v1/applications/shop/manifests", alice, nil), http.StatusForbidden)
+}
