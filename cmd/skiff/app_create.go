@@ -7,8 +7,6 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/yaml"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
@@ -75,35 +73,15 @@ func newAppCreateCommand(a *appContext) *cobra.Command {
 			if err := spec.Apply(app, set); err != nil {
 				return err
 			}
-			c, _, err := a.client()
+			b, err := a.backend()
 			if err != nil {
 				return err
 			}
-			ctx := cmd.Context()
-			err = c.Create(ctx, app)
-			if err == nil {
-				fmt.Fprintf(cmd.OutOrStdout(), "application '%s' created\n", app.Name)
-				return nil
+			outcome, err := appcli.CreateApp(cmd.Context(), b, app, upsert)
+			if err != nil {
+				return err
 			}
-			if !apierrors.IsAlreadyExists(err) {
-				return fmt.Errorf("creating application %s: %w", app.Name, err)
-			}
-			existing := &v1alpha1.Application{}
-			if err := c.Get(ctx, a.key(app.Name), existing); err != nil {
-				return fmt.Errorf("reading application %s: %w", app.Name, err)
-			}
-			if equality.Semantic.DeepEqual(existing.Spec, app.Spec) {
-				fmt.Fprintf(cmd.OutOrStdout(), "application '%s' unchanged\n", app.Name)
-				return nil
-			}
-			if !upsert {
-				return fmt.Errorf("application %s exists with a different spec; use --upsert to replace it", app.Name)
-			}
-			existing.Spec = app.Spec
-			if err := c.Update(ctx, existing); err != nil {
-				return fmt.Errorf("updating application %s: %w", app.Name, err)
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "application '%s' updated\n", app.Name)
+			fmt.Fprintf(cmd.OutOrStdout(), "application '%s' %s\n", app.Name, outcome)
 			return nil
 		},
 	}

@@ -2,16 +2,10 @@ package main
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
-	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/dynamic"
 
-	"github.com/skiffcd/skiff/api/v1alpha1"
 	"github.com/skiffcd/skiff/internal/cli/appcli"
-	"github.com/skiffcd/skiff/internal/source"
 )
 
 // renderFlags are the flags of the commands that render an app locally.
@@ -26,41 +20,14 @@ func (r *renderFlags) add(cmd *cobra.Command) {
 	f.StringVar(&r.cacheDir, "cache-dir", "", "where repositories and charts are cached (default $XDG_CACHE_HOME/skiff or $HOME/.cache/skiff)")
 }
 
-// renderer reads the app and builds a renderer over an in-process repo
-// server; the repository password comes from $SKIFF_REPO_PASSWORD.
-func (r *renderFlags) renderer(cmd *cobra.Command, a *appContext, name string) (*appcli.Renderer, *v1alpha1.Application, error) {
-	c, cfg, err := a.client()
-	if err != nil {
-		return nil, nil, err
+// backend connects as a does; the cache directory is for rendering with
+// --core.
+func (r *renderFlags) backend(a *appContext) (appcli.Backend, error) {
+	b, err := a.backend()
+	if k, ok := b.(*appcli.Kube); ok {
+		k.CacheDir = r.cacheDir
 	}
-	app := &v1alpha1.Application{}
-	if err := c.Get(cmd.Context(), a.key(name), app); err != nil {
-		return nil, nil, fmt.Errorf("reading application %s: %w", name, err)
-	}
-	cacheDir := r.cacheDir
-	if cacheDir == "" {
-		dir, err := os.UserCacheDir()
-		if err != nil {
-			return nil, nil, fmt.Errorf("finding a cache directory: %w", err)
-		}
-		cacheDir = filepath.Join(dir, "skiff")
-	}
-	dyn, err := dynamic.NewForConfig(cfg)
-	if err != nil {
-		return nil, nil, fmt.Errorf("building the dynamic client: %w", err)
-	}
-	disc, err := discovery.NewDiscoveryClientForConfig(cfg)
-	if err != nil {
-		return nil, nil, fmt.Errorf("building the discovery client: %w", err)
-	}
-	version, err := disc.ServerVersion()
-	if err != nil {
-		return nil, nil, fmt.Errorf("reading the server version: %w", err)
-	}
-	creds := source.Credentials{Password: os.Getenv("SKIFF_REPO_PASSWORD")}
-	return &appcli.Renderer{
-		Repo: appcli.NewRepoServer(cacheDir, creds), Dynamic: dyn, Mapper: c.RESTMapper(), KubeVersion: version.GitVersion,
-	}, app, nil
+	return b, err
 }
 
 func newAppDiffCommand(a *appContext) *cobra.Command {
@@ -76,11 +43,11 @@ against the live objects; Secret values are masked. Exits with status 1 when
 there are differences (unless --exit-code=false).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			r, app, err := rf.renderer(cmd, a, args[0])
+			b, err := rf.backend(a)
 			if err != nil {
 				return err
 			}
-			diffs, err := r.Diff(cmd.Context(), app, rf.revision)
+			diffs, err := b.Diff(cmd.Context(), args[0], rf.revision)
 			if err != nil {
 				return err
 			}
@@ -106,11 +73,14 @@ func newAppManifestsCommand(a *appContext) *cobra.Command {
 		Short: "Print the manifests an Application renders to, like `argocd app manifests`",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			r, app, err := rf.renderer(cmd, a, args[0])
+			b, err := rf.backend(a)
 			if err != nil {
 				return err
 			}
-			objs, _, err := r.Desired(cmd.Context(), app, rf.revision)
+			if _, ok := b.(*appcli.API); ok && showSecrets {
+				return fmt.Errorf("--show-secrets needs --core: the API server masks Secret values")
+			}
+			objs, err := b.Manifests(cmd.Context(), args[0], rf.revision)
 			if err != nil {
 				return err
 			}

@@ -2,10 +2,8 @@ package main
 
 import (
 	"fmt"
-	"slices"
 
 	"github.com/spf13/cobra"
-	"k8s.io/client-go/util/retry"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
 	"github.com/skiffcd/skiff/internal/cli/appcli"
@@ -21,19 +19,12 @@ func newAppSetCommand(a *appContext) *cobra.Command {
 			if cmd.Flags().NFlag() == 0 {
 				return fmt.Errorf("nothing to set: give at least one flag")
 			}
-			c, _, err := a.client()
+			b, err := a.backend()
 			if err != nil {
 				return err
 			}
-			err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
-				app := &v1alpha1.Application{}
-				if err := c.Get(cmd.Context(), a.key(args[0]), app); err != nil {
-					return err
-				}
-				if err := spec.Apply(app, cmd.Flags().Changed); err != nil {
-					return err
-				}
-				return c.Update(cmd.Context(), app)
+			err = appcli.EditApp(cmd.Context(), b, args[0], func(app *v1alpha1.Application) error {
+				return spec.Apply(app, cmd.Flags().Changed)
 			})
 			if err != nil {
 				return fmt.Errorf("setting application %s: %w", args[0], err)
@@ -68,30 +59,12 @@ func newAppDeleteCommand(a *appContext) *cobra.Command {
 					return err
 				}
 			}
-			c, _, err := a.client()
+			b, err := a.backend()
 			if err != nil {
 				return err
 			}
-			app := &v1alpha1.Application{}
-			err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
-				if err := c.Get(cmd.Context(), a.key(name), app); err != nil {
-					return err
-				}
-				finalizers, err := appcli.SetFinalizers(app.Finalizers, cascade, propagation)
-				if err != nil {
-					return err
-				}
-				if slices.Equal(finalizers, app.Finalizers) {
-					return nil
-				}
-				app.Finalizers = finalizers
-				return c.Update(cmd.Context(), app)
-			})
-			if err != nil {
-				return fmt.Errorf("preparing to delete application %s: %w", name, err)
-			}
-			if err := c.Delete(cmd.Context(), app); err != nil {
-				return fmt.Errorf("deleting application %s: %w", name, err)
+			if err := b.Delete(cmd.Context(), name, cascade, propagation); err != nil {
+				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "application '%s' deleted\n", name)
 			return nil

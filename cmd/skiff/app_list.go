@@ -2,13 +2,9 @@ package main
 
 import (
 	"fmt"
-	"slices"
 
 	"github.com/spf13/cobra"
-	"k8s.io/apimachinery/pkg/labels"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/skiffcd/skiff/api/v1alpha1"
 	"github.com/skiffcd/skiff/internal/cli/appcli"
 )
 
@@ -22,27 +18,13 @@ func newAppListCommand(a *appContext) *cobra.Command {
 		Short: "List Applications, like `argocd app list`",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			opts := []client.ListOption{client.InNamespace(a.namespace)}
-			if selector != "" {
-				sel, err := labels.Parse(selector)
-				if err != nil {
-					return fmt.Errorf("--selector %q: %w", selector, err)
-				}
-				opts = append(opts, client.MatchingLabelsSelector{Selector: sel})
-			}
-			c, _, err := a.client()
+			b, err := a.backend()
 			if err != nil {
 				return err
 			}
-			var list v1alpha1.ApplicationList
-			if err := c.List(cmd.Context(), &list, opts...); err != nil {
-				return fmt.Errorf("listing applications in %s: %w", a.namespace, err)
-			}
-			apps := list.Items[:0]
-			for _, app := range list.Items {
-				if len(projects) == 0 || slices.Contains(projects, app.Spec.Project) {
-					apps = append(apps, app)
-				}
+			apps, err := b.List(cmd.Context(), projects, selector)
+			if err != nil {
+				return err
 			}
 			out := cmd.OutOrStdout()
 			switch output {
@@ -65,13 +47,26 @@ func newAppListCommand(a *appContext) *cobra.Command {
 }
 
 func newAppGetCommand(a *appContext) *cobra.Command {
-	var output string
+	var (
+		output               string
+		refresh, hardRefresh bool
+	)
 	cmd := &cobra.Command{
 		Use:   "get NAME",
 		Short: "Show an Application and its resources, like `argocd app get`",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			_, app, err := a.get(cmd.Context(), args[0])
+			b, err := a.backend()
+			if err != nil {
+				return err
+			}
+			kind := ""
+			if hardRefresh {
+				kind = "hard"
+			} else if refresh {
+				kind = "normal"
+			}
+			app, err := b.Get(cmd.Context(), args[0], kind)
 			if err != nil {
 				return err
 			}
@@ -83,6 +78,8 @@ func newAppGetCommand(a *appContext) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "", "output format: wide, json or yaml")
+	cmd.Flags().BoolVar(&refresh, "refresh", false, "ask the controller to compare the application with git again")
+	cmd.Flags().BoolVar(&hardRefresh, "hard-refresh", false, "like --refresh, rendering again without the manifest cache")
 	return cmd
 }
 
@@ -93,7 +90,7 @@ func newAppHistoryCommand(a *appContext) *cobra.Command {
 		Short: "Show the deployment history of an Application",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			_, app, err := a.get(cmd.Context(), args[0])
+			app, err := a.get(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}

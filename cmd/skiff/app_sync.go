@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
 	"github.com/skiffcd/skiff/internal/cli/appcli"
@@ -36,11 +35,11 @@ func newAppSyncCommand(a *appContext) *cobra.Command {
 			if force {
 				op.SyncStrategy = &v1alpha1.SyncStrategy{Apply: &v1alpha1.SyncStrategyApply{Force: true}}
 			}
-			c, _, err := a.client()
+			b, err := a.backend()
 			if err != nil {
 				return err
 			}
-			return runOperation(cmd, a, c, args[0], &op, async, timeout)
+			return runOperation(cmd, b, args[0], func() error { return b.Sync(cmd.Context(), args[0], &op) }, async, timeout)
 		},
 	}
 	f := cmd.Flags()
@@ -55,12 +54,12 @@ func newAppSyncCommand(a *appContext) *cobra.Command {
 	return cmd
 }
 
-// runOperation requests op on the app and, unless async, follows it to the
-// end; an operation that fails is an error carrying its message.
-func runOperation(cmd *cobra.Command, a *appContext, c client.Client, name string, op *v1alpha1.SyncOperation, async bool, timeout time.Duration) error {
+// runOperation requests an operation on the app and, unless async,
+// follows it to the end; an operation that fails is an error carrying its
+// message.
+func runOperation(cmd *cobra.Command, b appcli.Backend, name string, request func() error, async bool, timeout time.Duration) error {
 	ctx := cmd.Context()
-	key := a.key(name)
-	if _, err := appcli.RequestSync(ctx, c, key, op); err != nil {
+	if err := request(); err != nil {
 		return err
 	}
 	out := cmd.OutOrStdout()
@@ -71,7 +70,7 @@ func runOperation(cmd *cobra.Command, a *appContext, c client.Client, name strin
 	ctx, cancel := withTimeout(ctx, timeout)
 	defer cancel()
 	progress := &appcli.Progress{Out: out, TTY: isTerminal(out)}
-	app, err := appcli.Waiter{Client: c, OnUpdate: progress.Update}.WaitOperation(ctx, key)
+	app, err := appcli.Waiter{Backend: b, Interval: pollInterval(b), OnUpdate: progress.Update}.WaitOperation(ctx, name)
 	progress.Finish()
 	if app != nil && app.Name != "" {
 		fmt.Fprintln(out)
@@ -80,6 +79,15 @@ func runOperation(cmd *cobra.Command, a *appContext, c client.Client, name strin
 		}
 	}
 	return err
+}
+
+// pollInterval is how often a wait reads the Application: every second
+// from the API server, which serves many clients.
+func pollInterval(b appcli.Backend) time.Duration {
+	if _, ok := b.(*appcli.API); ok {
+		return time.Second
+	}
+	return 0
 }
 
 func withTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
@@ -104,13 +112,13 @@ func newAppWaitCommand(a *appContext) *cobra.Command {
 			if conds == (appcli.Conditions{}) {
 				conds = appcli.Conditions{Sync: true, Health: true, Operation: true}
 			}
-			c, _, err := a.client()
+			b, err := a.backend()
 			if err != nil {
 				return err
 			}
 			ctx, cancel := withTimeout(cmd.Context(), timeout)
 			defer cancel()
-			app, err := appcli.Waiter{Client: c}.Wait(ctx, a.key(args[0]), conds)
+			app, err := appcli.Waiter{Backend: b, Interval: pollInterval(b)}.Wait(ctx, args[0], conds)
 			if err != nil {
 				return err
 			}
@@ -131,11 +139,11 @@ func newAppTerminateCommand(a *appContext) *cobra.Command {
 		Short: "Stop the running operation of an Application",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, _, err := a.client()
+			b, err := a.backend()
 			if err != nil {
 				return err
 			}
-			if err := appcli.Terminate(cmd.Context(), c, a.key(args[0])); err != nil {
+			if err := b.Terminate(cmd.Context(), args[0]); err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "application '%s' operation terminating\n", args[0])
@@ -163,15 +171,11 @@ func newAppRollbackCommand(a *appContext) *cobra.Command {
 				}
 				id = n
 			}
-			c, app, err := a.get(cmd.Context(), args[0])
+			b, err := a.backend()
 			if err != nil {
 				return err
 			}
-			op, err := appcli.RollbackOperation(app, id, prune)
-			if err != nil {
-				return err
-			}
-			return runOperation(cmd, a, c, args[0], op, async, timeout)
+			return runOperation(cmd, b, args[0], func() error { return b.Rollback(cmd.Context(), args[0], id, prune) }, async, timeout)
 		},
 	}
 	f := cmd.Flags()

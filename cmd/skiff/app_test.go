@@ -34,6 +34,7 @@ const appNamespace = "argocd"
 var cluster *testcluster.Cluster
 
 func TestMain(m *testing.M) {
+	configDir := isolateSession()
 	var stop func()
 	code := testcluster.RunMain(m, func(c *testcluster.Cluster) {
 		cluster = c
@@ -46,7 +47,27 @@ func TestMain(m *testing.M) {
 	if stop != nil {
 		stop()
 	}
+	_ = os.RemoveAll(configDir)
 	os.Exit(code)
+}
+
+// isolateSession keeps a developer's `skiff login` and $SKIFF_SERVER away
+// from the tests: the config directory is a fresh one and the variables
+// are unset (tests of the API server mode give --config or --server). It
+// returns the directory.
+func isolateSession() string {
+	dir, err := os.MkdirTemp("", "skiff-config-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	for key, value := range map[string]string{"XDG_CONFIG_HOME": dir, "SKIFF_SERVER": "", "SKIFF_AUTH_TOKEN": ""} {
+		if err := os.Setenv(key, value); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+	}
+	return dir
 }
 
 // startManager runs the real controller manager for appNamespace and waits
@@ -116,10 +137,11 @@ func kube(t *testing.T) client.Client {
 	return c
 }
 
-// skiff runs `skiff app ARGS` against the test cluster and returns its output.
+// skiff runs `skiff app --core ARGS` against the test cluster and returns
+// its output.
 func skiff(t *testing.T, args ...string) (string, error) {
 	t.Helper()
-	return runSkiff(append([]string{"app", "--kubeconfig", cluster.Kubeconfig}, args...)...)
+	return runSkiff(append([]string{"app", "--core", "--kubeconfig", cluster.Kubeconfig}, args...)...)
 }
 
 // runSkiff runs `skiff ARGS` for up to 90 s and returns its output.
@@ -258,14 +280,7 @@ func TestAppLifecycle(t *testing.T) {
 	if err != nil || strings.Contains(out, "=====") {
 		t.Fatalf("diff of a synced app: %v\n%s", err, out)
 	}
-	var secret corev1.Secret
-	if err := c.Get(ctx, client.ObjectKey{Namespace: dest, Name: "db"}, &secret); err != nil {
-		t.Fatal(err)
-	}
-	secret.Data["password"] = []byte("changed-by-hand")
-	if err := c.Update(ctx, &secret); err != nil {
-		t.Fatal(err)
-	}
+	changeSecretByHand(t, c, dest)
 	out, err = skiff(t, "diff", name, "--cache-dir", t.TempDir())
 	var exit *appcli.ExitError
 	if !errors.As(err, &exit) || exit.Code != 1 {
@@ -317,6 +332,21 @@ func TestAppLifecycle(t *testing.T) {
 		cmErr := c.Get(ctx, client.ObjectKey{Namespace: dest, Name: "settings"}, &corev1.ConfigMap{})
 		return apierrors.IsNotFound(appErr) && apierrors.IsNotFound(cmErr), nil
 	})
+}
+
+// changeSecretByHand changes the password of the Secret db of secretYAML
+// in ns, as an operator could with kubectl.
+func changeSecretByHand(t *testing.T, c client.Client, ns string) {
+	t.Helper()
+	ctx := context.Background()
+	var secret corev1.Secret
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "db"}, &secret); err != nil {
+		t.Fatal(err)
+	}
+	secret.Data["password"] = []byte("changed-by-hand")
+	if err := c.Update(ctx, &secret); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func mustHead(t *testing.T, dir string) string {

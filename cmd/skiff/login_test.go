@@ -9,46 +9,21 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/skiffcd/skiff/internal/cli/appcli"
 	"github.com/skiffcd/skiff/internal/cli/sessioncli"
 	"github.com/skiffcd/skiff/internal/server"
+	"github.com/skiffcd/skiff/internal/source"
 )
 
 // `skiff login`, `skiff account update-password` and `skiff logout`
 // against a real API server: the session is saved in the config file, the
 // password change logs in again, logout forgets the token.
 func TestLoginAccountAndLogout(t *testing.T) {
-	ns := cluster.Namespace(t)
-	c := kube(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &server.Server{Client: c, Namespace: ns}
-	s.Options.Listener = ln
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- s.Start(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			t.Error("the API server did not stop within 10 s")
-		}
-	})
-	var password string
-	waitFor(t, "the initial admin password", func(ctx context.Context) (bool, error) {
-		var secret corev1.Secret
-		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: server.InitialAdminSecretName}, &secret); err != nil {
-			return false, client.IgnoreNotFound(err)
-		}
-		password = string(secret.Data["password"])
-		return password != "", nil
-	})
+	addr, password := startAPIServer(t, cluster.Namespace(t))
 	config := filepath.Join(t.TempDir(), "config")
-	addr := ln.Addr().String()
 
 	if _, err := runSkiff("login", addr, "--password", "wrong", "--insecure-skip-tls-verify", "--config", config); err == nil ||
 		!strings.Contains(err.Error(), "Invalid username or password") {
@@ -82,4 +57,46 @@ func TestLoginAccountAndLogout(t *testing.T) {
 	if _, err := runSkiff("logout", "--config", config); err == nil || !strings.Contains(err.Error(), "not logged in") {
 		t.Errorf("a second logout: %v, want not logged in", err)
 	}
+}
+
+// startAPIServer runs the real API server on 127.0.0.1 for the
+// configuration and Applications of ns until the test ends, rendering
+// with a repo server of its own, and returns its address and the initial
+// admin password.
+func startAPIServer(t *testing.T, ns string) (addr, password string) {
+	t.Helper()
+	c := kube(t)
+	dyn, err := dynamic.NewForConfig(cluster.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &server.Server{
+		Client: c, Namespace: ns,
+		Repo: appcli.NewRepoServer(t.TempDir(), source.Credentials{}), Dynamic: dyn, Mapper: c.RESTMapper(),
+	}
+	s.Options.Listener = ln
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Start(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Error("the API server did not stop within 10 s")
+		}
+	})
+	waitFor(t, "the initial admin password", func(ctx context.Context) (bool, error) {
+		var secret corev1.Secret
+		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: server.InitialAdminSecretName}, &secret); err != nil {
+			return false, client.IgnoreNotFound(err)
+		}
+		password = string(secret.Data["password"])
+		return password != "", nil
+	})
+	return ln.Addr().String(), password
 }

@@ -144,16 +144,16 @@ func (c Conditions) Met(app *v1alpha1.Application) bool {
 
 // Waiter polls an Application.
 type Waiter struct {
-	Client client.Client
+	Backend Backend
 	// Interval between reads; zero means 500 ms.
 	Interval time.Duration
 	// OnUpdate, when set, sees every version read.
 	OnUpdate func(*v1alpha1.Application)
 }
 
-// Until polls key until done holds, ctx ends (ErrTimeout when it ran out of
+// Until polls the Application name until done holds, ctx ends (ErrTimeout when it ran out of
 // time) or done returns an error, and returns the last version read.
-func (w Waiter) Until(ctx context.Context, key client.ObjectKey, done func(*v1alpha1.Application) (bool, error)) (*v1alpha1.Application, error) {
+func (w Waiter) Until(ctx context.Context, name string, done func(*v1alpha1.Application) (bool, error)) (*v1alpha1.Application, error) {
 	interval := w.Interval
 	if interval == 0 {
 		interval = 500 * time.Millisecond
@@ -165,11 +165,10 @@ func (w Waiter) Until(ctx context.Context, key client.ObjectKey, done func(*v1al
 		// Each read gets its own short deadline: the client's rate limiter
 		// fails early on a wait's deadline, which is not a read error.
 		readCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-		read := &v1alpha1.Application{}
-		err := w.Client.Get(readCtx, key, read)
+		read, err := w.Backend.Get(readCtx, name, "")
 		cancel()
 		if err != nil {
-			return app, fmt.Errorf("reading application %s: %w", key.Name, err)
+			return app, err
 		}
 		app = read
 		if w.OnUpdate != nil {
@@ -189,23 +188,23 @@ func (w Waiter) Until(ctx context.Context, key client.ObjectKey, done func(*v1al
 	}
 }
 
-// Wait waits until key meets conds.
-func (w Waiter) Wait(ctx context.Context, key client.ObjectKey, conds Conditions) (*v1alpha1.Application, error) {
-	app, err := w.Until(ctx, key, func(app *v1alpha1.Application) (bool, error) { return conds.Met(app), nil })
+// Wait waits until the Application name meets conds.
+func (w Waiter) Wait(ctx context.Context, name string, conds Conditions) (*v1alpha1.Application, error) {
+	app, err := w.Until(ctx, name, func(app *v1alpha1.Application) (bool, error) { return conds.Met(app), nil })
 	if errors.Is(err, ErrTimeout) {
-		return app, fmt.Errorf("waiting for %s of application %s: %w", conds.Describe(), key.Name, err)
+		return app, fmt.Errorf("waiting for %s of application %s: %w", conds.Describe(), name, err)
 	}
 	return app, err
 }
 
-// WaitOperation waits until the operation requested on key is done, and
+// WaitOperation waits until the operation requested on name is done, and
 // returns an *OperationError when it did not succeed.
-func (w Waiter) WaitOperation(ctx context.Context, key client.ObjectKey) (*v1alpha1.Application, error) {
-	app, err := w.Until(ctx, key, func(app *v1alpha1.Application) (bool, error) {
+func (w Waiter) WaitOperation(ctx context.Context, name string) (*v1alpha1.Application, error) {
+	app, err := w.Until(ctx, name, func(app *v1alpha1.Application) (bool, error) {
 		return !OperationRunning(app), nil
 	})
 	if errors.Is(err, ErrTimeout) {
-		return app, fmt.Errorf("waiting for the operation on application %s: %w", key.Name, err)
+		return app, fmt.Errorf("waiting for the operation on application %s: %w", name, err)
 	}
 	if err != nil {
 		return app, err

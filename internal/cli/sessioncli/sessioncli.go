@@ -101,13 +101,31 @@ func NewClient(cfg *Config) *Client {
 	return &Client{Config: cfg, HTTP: &http.Client{Timeout: 30 * time.Second, Transport: transport}}
 }
 
-// apiError is the server's error body.
-type apiError struct {
-	Error string `json:"error"`
-	Code  int    `json:"code"`
+// APIError is an answer of the server other than 2xx: its status and
+// the message of its JSON error body ({"error", "code"}), when it had one.
+type APIError struct {
+	Server       string
+	Method, Path string
+	StatusCode   int
+	Status       string
+	// Message is the server's "error"; empty when the body had none.
+	Message string
 }
 
-func (c *Client) call(ctx context.Context, method, path string, body, into any) error {
+func (e *APIError) Error() string {
+	if e.Message != "" {
+		return fmt.Sprintf("%s: %s (%d)", e.Server, e.Message, e.StatusCode)
+	}
+	return fmt.Sprintf("%s: %s %s: %s", e.Server, e.Method, e.Path, e.Status)
+}
+
+// maxAnswer bounds an answer: an application list or its diffs can be large.
+const maxAnswer = 64 << 20
+
+// Call sends body (nil for none) as JSON with the session's token and
+// decodes the answer into into (nil ignores it); an answer other than 2xx
+// is an *APIError.
+func (c *Client) Call(ctx context.Context, method, path string, body, into any) error {
 	var reader io.Reader
 	if body != nil {
 		data, err := json.Marshal(body)
@@ -129,16 +147,19 @@ func (c *Client) call(ctx context.Context, method, path string, body, into any) 
 		return fmt.Errorf("%s %s: %w", method, path, err)
 	}
 	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
 	if err != nil {
 		return fmt.Errorf("%s %s: %w", method, path, err)
 	}
 	if resp.StatusCode/100 != 2 {
-		var e apiError
-		if json.Unmarshal(data, &e) == nil && e.Error != "" {
-			return fmt.Errorf("%s: %s (%d)", c.Config.Server, e.Error, resp.StatusCode)
+		apiErr := &APIError{Server: c.Config.Server, Method: method, Path: path, StatusCode: resp.StatusCode, Status: resp.Status}
+		var e struct {
+			Error string `json:"error"`
 		}
-		return fmt.Errorf("%s: %s %s: %s", c.Config.Server, method, path, resp.Status)
+		if json.Unmarshal(data, &e) == nil {
+			apiErr.Message = e.Error
+		}
+		return apiErr
 	}
 	if into != nil {
 		if err := json.Unmarshal(data, into); err != nil {
@@ -154,7 +175,7 @@ func (c *Client) Login(ctx context.Context, username, password string) error {
 	var out struct {
 		Token string `json:"token"`
 	}
-	if err := c.call(ctx, http.MethodPost, "/api/v1/session", map[string]string{"username": username, "password": password}, &out); err != nil {
+	if err := c.Call(ctx, http.MethodPost, "/api/v1/session", map[string]string{"username": username, "password": password}, &out); err != nil {
 		return err
 	}
 	if out.Token == "" {
@@ -169,7 +190,7 @@ func (c *Client) Logout(ctx context.Context) error {
 	if c.Config.Token == "" {
 		return nil
 	}
-	err := c.call(ctx, http.MethodDelete, "/api/v1/session", nil, nil)
+	err := c.Call(ctx, http.MethodDelete, "/api/v1/session", nil, nil)
 	c.Config.Token = ""
 	return err
 }
@@ -180,7 +201,7 @@ func (c *Client) UserInfo(ctx context.Context) (string, error) {
 		LoggedIn bool   `json:"loggedIn"`
 		Username string `json:"username"`
 	}
-	if err := c.call(ctx, http.MethodGet, "/api/v1/session/userinfo", nil, &out); err != nil {
+	if err := c.Call(ctx, http.MethodGet, "/api/v1/session/userinfo", nil, &out); err != nil {
 		return "", err
 	}
 	return out.Username, nil
@@ -194,7 +215,7 @@ func (c *Client) UpdatePassword(ctx context.Context, current, next string) error
 		return err
 	}
 	body := map[string]string{"currentPassword": current, "newPassword": next}
-	if err := c.call(ctx, http.MethodPut, "/api/v1/account/password", body, nil); err != nil {
+	if err := c.Call(ctx, http.MethodPut, "/api/v1/account/password", body, nil); err != nil {
 		return err
 	}
 	return c.Login(ctx, user, next)
