@@ -131,6 +131,19 @@ func (a *appContext) get(ctx context.Context, name string) (*v1alpha1.Applicatio
 	return b.Get(ctx, name, "")
 }
 
+// addFlags registers the flags every `skiff app` subcommand shares.
+func (a *appContext) addFlags(f *pflag.FlagSet) {
+	a.flags = f
+	f.StringVar(&a.kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, ~/.kube/config, or in-cluster); implies --core")
+	f.StringVarP(&a.namespace, "namespace", "N", "argocd", "namespace of the Applications with --core (argocd --app-namespace)")
+	f.BoolVar(&a.core, "core", false, "talk to the Kubernetes API of the kubeconfig, not to the API server")
+	f.StringVar(&a.server, "server", "", "API server address (default $SKIFF_SERVER, else the one of skiff login)")
+	f.StringVar(&a.authToken, "auth-token", "", "session token (default $SKIFF_AUTH_TOKEN, else the one of skiff login)")
+	f.BoolVar(&a.insecure, "insecure", false, "do not check the API server's TLS certificate")
+	f.BoolVar(&a.plainText, "plaintext", false, "use HTTP to reach the API server")
+	f.StringVar(&a.session.configPath, "config", "", "file that keeps the session (default $XDG_CONFIG_HOME/skiff/config)")
+}
+
 func newAppCommand() *cobra.Command {
 	a := &appContext{}
 	cmd := &cobra.Command{
@@ -142,16 +155,7 @@ an explicit --kubeconfig, or without a saved session, through the Kubernetes
 API of the kubeconfig.`,
 		Args: cobra.NoArgs,
 	}
-	f := cmd.PersistentFlags()
-	a.flags = f
-	f.StringVar(&a.kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, ~/.kube/config, or in-cluster); implies --core")
-	f.StringVarP(&a.namespace, "namespace", "N", "argocd", "namespace of the Applications with --core (argocd --app-namespace)")
-	f.BoolVar(&a.core, "core", false, "talk to the Kubernetes API of the kubeconfig, not to the API server")
-	f.StringVar(&a.server, "server", "", "API server address (default $SKIFF_SERVER, else the one of skiff login)")
-	f.StringVar(&a.authToken, "auth-token", "", "session token (default $SKIFF_AUTH_TOKEN, else the one of skiff login)")
-	f.BoolVar(&a.insecure, "insecure", false, "do not check the API server's TLS certificate")
-	f.BoolVar(&a.plainText, "plaintext", false, "use HTTP to reach the API server")
-	f.StringVar(&a.session.configPath, "config", "", "file that keeps the session (default $XDG_CONFIG_HOME/skiff/config)")
+	a.addFlags(cmd.PersistentFlags())
 	cmd.AddCommand(
 		newAppCreateCommand(a), newAppListCommand(a), newAppGetCommand(a), newAppSyncCommand(a),
 		newAppWaitCommand(a), newAppDiffCommand(a), newAppManifestsCommand(a), newAppHistoryCommand(a),
