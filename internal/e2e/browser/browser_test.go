@@ -1,0 +1,248 @@
+package browser
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// page is one Chromium tab on the Skiff server.
+type page struct {
+	t   *testing.T
+	ctx context.Context
+
+	mu         sync.Mutex
+	exceptions []string // uncaught JavaScript errors fail the test
+}
+
+// newPage starts a headless Chromium with a fresh profile, stopped when the
+// test ends, at the given window size.
+func newPage(t *testing.T, width, height int) *page {
+	t.Helper()
+	needBrowser(t)
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(chromiumPath),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-quic", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(width, height),
+	}
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancel := chromedp.NewContext(allocCtx)
+	p := &page{t: t, ctx: ctx}
+	// The first Run starts the browser; it must not carry a timeout (it
+	// would stop the browser), so a watchdog bounds it instead.
+	started := make(chan error, 1)
+	go func() { started <- chromedp.Do(ctx) }()
+	select {
+	case err := <-started:
+		if err != nil {
+			cancel()
+			cancelAlloc()
+			t.Fatalf("starting chromium: %v", err)
+		}
+	case <-time.After(60 * time.Second):
+		cancel()
+		cancelAlloc()
+		t.Fatal("chromium did not start within 60s")
+	}
+	messages := chromedp.Console(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for m, err := range messages {
+			if err != nil {
+				return
+			}
+			switch {
+			case m.IsException():
+				p.mu.Lock()
+				p.exceptions = append(p.exceptions, m.Text)
+				p.mu.Unlock()
+			case m.Type == chromedp.ConsoleError:
+				// CSP violations and failed requests (a 404 of an API the
+				// server lacks is expected: the UI says "not available").
+				t.Logf("browser console: %s %s", m.Text, m.URL)
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		cancel()
+		cancelAlloc()
+		<-done
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		for _, e := range p.exceptions {
+			t.Errorf("uncaught JavaScript exception: %s", e)
+		}
+	})
+	return p
+}
+
+// tid selects by data-testid.
+func tid(id string) string { return `[data-testid="` + id + `"]` }
+
+// run runs actions within timeout; a failure saves a screenshot and fails the test.
+func (p *page) run(timeout time.Duration, what string, actions ...chromedp.Action[chromedp.Void]) {
+	p.t.Helper()
+	ctx, cancel := context.WithTimeout(p.ctx, timeout)
+	defer cancel()
+	if err := chromedp.Do(ctx, actions...); err != nil {
+		p.fail("%s: %v", what, err)
+	}
+}
+
+func (p *page) fail(format string, args ...any) {
+	p.t.Helper()
+	p.screenshot("failure")
+	p.t.Fatalf(format, args...)
+}
+
+func (p *page) open(path string) {
+	p.t.Helper()
+	p.run(30*time.Second, "open "+path, chromedp.Navigate(env.url+path))
+}
+
+func (p *page) click(sel string) {
+	p.t.Helper()
+	p.run(30*time.Second, "click "+sel, chromedp.WaitVisible(chromedp.CSS(sel)), chromedp.Click(chromedp.CSS(sel)))
+}
+
+func (p *page) visible(sel string, timeout time.Duration) {
+	p.t.Helper()
+	p.run(timeout, "wait for "+sel, chromedp.WaitVisible(chromedp.CSS(sel)))
+}
+
+func (p *page) typeInto(sel, text string) {
+	p.t.Helper()
+	p.run(30*time.Second, "type into "+sel, chromedp.WaitVisible(chromedp.CSS(sel)), chromedp.SendKeys(chromedp.CSS(sel), text))
+}
+
+// eval evaluates a JavaScript expression.
+func eval[T any](p *page, js string) (T, error) {
+	ctx, cancel := context.WithTimeout(p.ctx, 10*time.Second)
+	defer cancel()
+	return chromedp.Run(ctx, chromedp.Evaluate[T](js))
+}
+
+// until polls a JavaScript condition every 250 ms for at most timeout.
+func (p *page) until(what, js string, timeout time.Duration) {
+	p.t.Helper()
+	deadline := time.Now().Add(timeout)
+	var last error
+	for i := 0; i < int(timeout/(250*time.Millisecond))+1; i++ {
+		ok, err := eval[bool](p, "Boolean("+js+")")
+		if last = err; err == nil && ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	p.fail("timed out after %s waiting for %s (last error: %v)", timeout, what, last)
+}
+
+// attrIs is a condition: the element's attribute has the value.
+func attrIs(sel, attr, value string) string {
+	return fmt.Sprintf(`document.querySelector(%s)?.getAttribute(%s) === %s`, jsString(sel), jsString(attr), jsString(value))
+}
+
+func jsString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+// exists reports whether sel matches an element now.
+func (p *page) exists(sel string) bool {
+	p.t.Helper()
+	ok, err := eval[bool](p, fmt.Sprintf(`document.querySelector(%s) !== null`, jsString(sel)))
+	if err != nil {
+		p.fail("query %s: %v", sel, err)
+	}
+	return ok
+}
+
+// text is the element's text content.
+func (p *page) text(sel string) string {
+	p.t.Helper()
+	s, err := eval[string](p, fmt.Sprintf(`document.querySelector(%s)?.textContent ?? ""`, jsString(sel)))
+	if err != nil {
+		p.fail("text of %s: %v", sel, err)
+	}
+	return strings.TrimSpace(s)
+}
+
+// markNoReload sets a flag a page reload would lose; checkNoReload asserts it is still set.
+func (p *page) markNoReload() {
+	p.t.Helper()
+	if _, err := eval[bool](p, `window.__skiffTestNoReload = true`); err != nil {
+		p.fail("marking the page: %v", err)
+	}
+}
+
+func (p *page) checkNoReload() {
+	p.t.Helper()
+	ok, err := eval[bool](p, `window.__skiffTestNoReload === true`)
+	if err != nil || !ok {
+		p.fail("the page reloaded (or the check failed: %v)", err)
+	}
+}
+
+// screenshot saves the whole page as a PNG among the test artifacts.
+func (p *page) screenshot(stage string) {
+	p.t.Helper()
+	ctx, cancel := context.WithTimeout(p.ctx, 20*time.Second)
+	defer cancel()
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		p.t.Errorf("screenshot %s: %v", stage, err)
+		return
+	}
+	path := screenshotName(p.t, stage)
+	if err := os.WriteFile(path, png, 0o644); err != nil {
+		p.t.Errorf("screenshot %s: %v", stage, err)
+		return
+	}
+	p.t.Logf("screenshot: %s", path)
+}
+
+// login signs in through the login form and waits to leave it.
+func (p *page) login(user, password string) {
+	p.t.Helper()
+	p.open("/applications")
+	p.visible("#login-username", 30*time.Second)
+	p.typeInto("#login-username", user)
+	p.typeInto("#login-password", password)
+	p.click("#login-submit")
+	p.until("the login to complete", `location.pathname !== "/login" && document.querySelector('[data-testid="current-user"]') !== null`, 20*time.Second)
+}
+
+// viewport resizes the page as a phone's (touch, device scale 3).
+func (p *page) viewport(width, height int64) {
+	p.t.Helper()
+	p.run(10*time.Second, "set the viewport", chromedp.EmulateViewport(width, height, chromedp.EmulateScale(3), chromedp.EmulateMobile))
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}

@@ -1,0 +1,258 @@
+// Applications list: tiles or rows, filters, search, live updates.
+import {h, mount, healthBadge, syncBadge, kindIcon, shortRev} from './dom.js';
+import {get, watch} from './api.js';
+import {link} from './nav.js';
+
+const SYNC_STATES = ['Synced', 'OutOfSync', 'Unknown'];
+const HEALTH_STATES = ['Healthy', 'Progressing', 'Degraded', 'Suspended', 'Missing', 'Unknown'];
+const PREFS = 'skiff.apps.prefs';
+
+function loadPrefs() {
+  try {
+    const p = JSON.parse(localStorage.getItem(PREFS) || '{}');
+    return {
+      view: p.view === 'list' ? 'list' : 'tiles',
+      sync: Array.isArray(p.sync) ? p.sync : [],
+      health: Array.isArray(p.health) ? p.health : [],
+      projects: Array.isArray(p.projects) ? p.projects : [],
+      namespaces: Array.isArray(p.namespaces) ? p.namespaces : [],
+      labels: typeof p.labels === 'string' ? p.labels : '',
+      search: '',
+    };
+  } catch {
+    return {view: 'tiles', sync: [], health: [], projects: [], namespaces: [], labels: '', search: ''};
+  }
+}
+
+function savePrefs(p) {
+  try {
+    const {search: _search, ...keep} = p;
+    localStorage.setItem(PREFS, JSON.stringify(keep));
+  } catch {
+    // private mode: preferences just do not persist
+  }
+}
+
+export function sourceOf(app) {
+  const spec = app.spec || {};
+  return spec.source || (spec.sources && spec.sources[0]) || {};
+}
+
+export function destOf(app) {
+  const d = (app.spec && app.spec.destination) || {};
+  const local = !d.name && (!d.server || d.server === 'https://kubernetes.default.svc');
+  return {cluster: local ? 'in-cluster' : d.name || d.server, namespace: d.namespace || ''};
+}
+
+const syncOf = (app) => app.status?.sync?.status || 'Unknown';
+const healthOf = (app) => app.status?.health?.status || 'Unknown';
+
+// parseLabels reads "k=v, k2" into [[k, v|null]].
+function parseLabels(text) {
+  return text.split(',').map((s) => s.trim()).filter(Boolean).map((s) => {
+    const i = s.indexOf('=');
+    return i < 0 ? [s, null] : [s.slice(0, i).trim(), s.slice(i + 1).trim()];
+  });
+}
+
+function matches(app, f) {
+  const labels = app.metadata?.labels || {};
+  if (f.sync.length && !f.sync.includes(syncOf(app))) return false;
+  if (f.health.length && !f.health.includes(healthOf(app))) return false;
+  if (f.projects.length && !f.projects.includes(app.spec?.project || 'default')) return false;
+  if (f.namespaces.length && !f.namespaces.includes(destOf(app).namespace)) return false;
+  for (const [k, v] of parseLabels(f.labels)) {
+    if (!(k in labels) || (v !== null && labels[k] !== v)) return false;
+  }
+  if (f.search) {
+    const src = sourceOf(app);
+    const hay = [app.metadata?.name, app.spec?.project, src.repoURL, src.path, src.chart, destOf(app).namespace].join(' ').toLowerCase();
+    if (!hay.includes(f.search.toLowerCase())) return false;
+  }
+  return true;
+}
+
+export function appsView(main) {
+  const apps = new Map();
+  const prefs = loadPrefs();
+  let projects = [];
+  let loaded = false;
+  let loadError = null;
+
+  const results = h('div', {class: 'results', id: 'app-results'});
+  const filters = h('aside', {class: 'filters', id: 'app-filters', testid: 'app-filters'});
+  const count = h('span', {class: 'count', testid: 'app-count'});
+  const search = h('input', {type: 'search', class: 'search', id: 'app-search', testid: 'app-search',
+    placeholder: 'Search applications…', 'aria-label': 'Search applications',
+    oninput: () => {
+      prefs.search = search.value;
+      schedule();
+    }});
+  const viewBtn = (mode, label) => h('button', {
+    class: 'btn btn-small seg' + (prefs.view === mode ? ' active' : ''), testid: 'view-' + mode, dataset: {mode},
+    'aria-pressed': String(prefs.view === mode),
+    onclick: (e) => {
+      prefs.view = mode;
+      savePrefs(prefs);
+      for (const b of e.currentTarget.parentNode.children) {
+        b.classList.toggle('active', b.dataset.mode === mode);
+        b.setAttribute('aria-pressed', String(b.dataset.mode === mode));
+      }
+      schedule();
+    },
+  }, label);
+  const filterToggle = h('button', {class: 'btn btn-small filter-toggle', testid: 'filter-toggle',
+    onclick: () => filters.classList.toggle('open')}, 'Filters');
+
+  mount(main,
+    h('header', {class: 'topbar'},
+      h('div', {class: 'topbar-title'}, h('h1', null, 'Applications'), count),
+      h('div', {class: 'topbar-actions'}, search, h('div', {class: 'segmented'}, viewBtn('tiles', 'Tiles'), viewBtn('list', 'List')), filterToggle)),
+    h('div', {class: 'with-filters'}, filters, results));
+
+  let pending = false;
+  function schedule() {
+    if (pending) return;
+    pending = true;
+    requestAnimationFrame(() => {
+      pending = false;
+      draw();
+    });
+  }
+
+  function checkboxGroup(title, key, values, counts, render) {
+    return h('div', {class: 'filter-group'},
+      h('h3', null, title),
+      values.length === 0 ? h('div', {class: 'muted small'}, 'None') : null,
+      values.map((v) => h('label', {class: 'check'},
+        h('input', {type: 'checkbox', checked: prefs[key].includes(v), testid: 'filter-' + key + '-' + v,
+          onchange: (e) => {
+            prefs[key] = e.target.checked ? [...prefs[key], v] : prefs[key].filter((x) => x !== v);
+            savePrefs(prefs);
+            schedule();
+          }}),
+        render ? render(v) : h('span', null, v || '(none)'),
+        h('span', {class: 'check-count'}, String(counts[v] || 0)))));
+  }
+
+  function drawFilters(list) {
+    const tally = (fn) => list.reduce((m, a) => ((m[fn(a)] = (m[fn(a)] || 0) + 1), m), {});
+    const projectNames = [...new Set([...projects, ...list.map((a) => a.spec?.project || 'default'), ...prefs.projects])].sort();
+    const namespaces = [...new Set([...list.map((a) => destOf(a).namespace), ...prefs.namespaces])].sort();
+    const labels = h('input', {type: 'text', value: prefs.labels, placeholder: 'key=value, key', testid: 'filter-labels',
+      'aria-label': 'Label selector',
+      onchange: (e) => {
+        prefs.labels = e.target.value;
+        savePrefs(prefs);
+        schedule();
+      }});
+    const active = prefs.sync.length + prefs.health.length + prefs.projects.length + prefs.namespaces.length + (prefs.labels ? 1 : 0);
+    mount(filters,
+      h('div', {class: 'filter-head'}, h('h2', null, 'Filters'),
+        active ? h('button', {class: 'btn btn-ghost btn-small', testid: 'filter-clear', onclick: () => {
+          Object.assign(prefs, {sync: [], health: [], projects: [], namespaces: [], labels: ''});
+          savePrefs(prefs);
+          schedule();
+        }}, 'Clear') : null),
+      checkboxGroup('Sync status', 'sync', SYNC_STATES, tally(syncOf), (v) => syncBadge(v)),
+      checkboxGroup('Health status', 'health', HEALTH_STATES, tally(healthOf), (v) => healthBadge(v)),
+      h('div', {class: 'filter-group'}, h('h3', null, 'Labels'), labels),
+      checkboxGroup('Projects', 'projects', projectNames, tally((a) => a.spec?.project || 'default')),
+      checkboxGroup('Namespaces', 'namespaces', namespaces, tally((a) => destOf(a).namespace)));
+  }
+
+  function tile(app) {
+    const name = app.metadata.name;
+    const src = sourceOf(app);
+    const dest = destOf(app);
+    const labels = Object.entries(app.metadata.labels || {});
+    const row = (k, ...v) => h('div', {class: 'tile-row'}, h('span', {class: 'tile-key'}, k), h('span', {class: 'tile-val'}, ...v));
+    return link('/applications/' + encodeURIComponent(name), {
+      class: 'tile app-tile health-' + healthOf(app).toLowerCase(), testid: 'app-tile-' + name, dataset: {name},
+    },
+    h('div', {class: 'tile-head'}, kindIcon('Application'), h('span', {class: 'tile-name'}, name)),
+    row('Project', app.spec?.project || 'default'),
+    labels.length ? row('Labels', labels.map(([k, v]) => h('span', {class: 'chip'}, k + '=' + v))) : null,
+    row('Status', healthBadge(healthOf(app), 'app-health'), ' ', syncBadge(syncOf(app), 'app-sync')),
+    row('Repository', h('span', {class: 'mono'}, src.repoURL || '')),
+    row('Target', h('span', {class: 'mono'}, src.targetRevision || 'HEAD')),
+    src.chart ? row('Chart', src.chart) : row('Path', h('span', {class: 'mono'}, src.path || '.')),
+    row('Destination', dest.cluster),
+    row('Namespace', dest.namespace),
+    app.status?.operationState?.phase === 'Running' ? row('Operation', h('span', {class: 'badge badge-progressing'}, 'Syncing')) : null);
+  }
+
+  function listRow(app) {
+    const name = app.metadata.name;
+    const src = sourceOf(app);
+    const dest = destOf(app);
+    return h('tr', {class: 'app-row', testid: 'app-row-' + name},
+      h('td', null, link('/applications/' + encodeURIComponent(name), {class: 'strong'}, name)),
+      h('td', {class: 'hide-sm'}, app.spec?.project || 'default'),
+      h('td', null, healthBadge(healthOf(app)), ' ', syncBadge(syncOf(app))),
+      h('td', {class: 'hide-sm mono'}, (src.repoURL || '') + (src.path ? ' · ' + src.path : '') + ' @ ' + (src.targetRevision || 'HEAD')),
+      h('td', {class: 'hide-sm mono'}, shortRev(app.status?.sync?.revision)),
+      h('td', {class: 'hide-sm'}, dest.cluster + '/' + dest.namespace));
+  }
+
+  function draw() {
+    const list = [...apps.values()].sort((a, b) => a.metadata.name.localeCompare(b.metadata.name));
+    drawFilters(list);
+    const shown = list.filter((a) => matches(a, prefs));
+    count.textContent = loaded ? (shown.length === list.length ? String(list.length) : shown.length + ' of ' + list.length) : '';
+    if (loadError && !loaded) {
+      mount(results, h('div', {class: 'alert alert-error', testid: 'apps-error'}, loadError));
+      return;
+    }
+    if (!loaded) {
+      mount(results, h('div', {class: 'loading'}, 'Loading…'));
+      return;
+    }
+    if (list.length === 0) {
+      mount(results, h('div', {class: 'empty', testid: 'apps-empty'}, h('h2', null, 'No applications yet'),
+        h('p', {class: 'muted'}, 'Create an Application with skiff app create or kubectl apply, and it shows here.')));
+      return;
+    }
+    if (shown.length === 0) {
+      mount(results, h('div', {class: 'empty', testid: 'apps-none-match'}, h('h2', null, 'No applications match the filters')));
+      return;
+    }
+    if (prefs.view === 'list') {
+      mount(results, h('div', {class: 'table-wrap'}, h('table', {class: 'table', testid: 'app-list'},
+        h('thead', null, h('tr', null, h('th', null, 'Name'), h('th', {class: 'hide-sm'}, 'Project'), h('th', null, 'Status'),
+          h('th', {class: 'hide-sm'}, 'Source'), h('th', {class: 'hide-sm'}, 'Revision'), h('th', {class: 'hide-sm'}, 'Destination'))),
+        h('tbody', null, shown.map(listRow)))));
+    } else {
+      mount(results, h('div', {class: 'tiles', testid: 'app-tiles'}, shown.map(tile)));
+    }
+  }
+
+  async function fetchAll() {
+    try {
+      const data = await get('/api/v1/applications');
+      apps.clear();
+      for (const a of data?.items || []) apps.set(a.metadata.name, a);
+      loaded = true;
+      loadError = null;
+    } catch (e) {
+      loadError = e.message;
+    }
+    schedule();
+  }
+
+  get('/api/v1/projects').then((d) => {
+    projects = (d?.items || []).map((p) => p.metadata.name);
+    schedule();
+  }).catch(() => {});
+  draw();
+  fetchAll();
+  const stop = watch('/api/v1/stream/applications', (ev) => {
+    const app = ev.application;
+    if (!app?.metadata?.name) return;
+    if (ev.type === 'DELETED') apps.delete(app.metadata.name);
+    else apps.set(app.metadata.name, app);
+    loaded = true;
+    schedule();
+  }, fetchAll, 5000);
+  return stop;
+}
