@@ -195,6 +195,7 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle("DELETE /api/v1/session", s.authenticated(s.handleLogout))
 	mux.Handle("GET /api/v1/session/userinfo", s.authenticated(s.handleUserInfo))
 	mux.Handle("PUT /api/v1/account/password", s.authenticated(s.handleUpdatePassword))
+	mux.Handle("GET /api/v1/account/can-i/{resource}/{action}/{object...}", s.authenticated(s.handleCanI))
 	mux.Handle("GET /api/v1/applications", s.authenticated(s.handleListApplications))
 	mux.Handle("POST /api/v1/applications", s.authenticated(s.handleCreateApplication))
 	mux.Handle("GET /api/v1/applications/{name}", s.authenticated(s.handleGetApplication))
