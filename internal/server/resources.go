@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/skiffcd/skiff/api/v1alpha1"
 	"github.com/skiffcd/skiff/internal/cli/appcli"
 	"github.com/skiffcd/skiff/internal/mask"
 )
@@ -33,12 +34,22 @@ type resourceDiff struct {
 	Diff        string `json:"diff"`
 }
 
-// repoRenderer is renderer for the endpoints that also render from git.
-func (s *Server) repoRenderer() (*appcli.Renderer, error) {
-	if s.Repo == nil {
-		return nil, fmt.Errorf("%w: rendering is not configured", errNotReady)
+// appRenderer reads the app of the path (RBAC get) and a renderer that
+// also renders from git; it answers errors itself.
+func (s *Server) appRenderer(w http.ResponseWriter, r *http.Request, c *session) (*v1alpha1.Application, *appcli.Renderer, bool) {
+	app, ok := s.getApp(w, r, c, actGet)
+	if !ok {
+		return nil, nil, false
 	}
-	return s.renderer()
+	rend, err := s.renderer()
+	if err == nil && s.Repo == nil {
+		err = fmt.Errorf("%w: rendering is not configured", errNotReady)
+	}
+	if err != nil {
+		s.internalError(w, err)
+		return nil, nil, false
+	}
+	return app, rend, true
 }
 
 // renderError answers a failed render: its message is the user's to read
@@ -70,13 +81,8 @@ func jsonState(obj *unstructured.Unstructured) (string, error) {
 // handleManagedResources compares every resource of an app with git, as
 // Argo CD's managed-resources does (RBAC get).
 func (s *Server) handleManagedResources(w http.ResponseWriter, r *http.Request, c *session) {
-	app, ok := s.getApp(w, r, c, actGet)
+	app, rend, ok := s.appRenderer(w, r, c)
 	if !ok {
-		return
-	}
-	rend, err := s.repoRenderer()
-	if err != nil {
-		s.internalError(w, err)
 		return
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), renderTimeout)
@@ -105,13 +111,8 @@ func (s *Server) handleManagedResources(w http.ResponseWriter, r *http.Request, 
 // handleManifests renders an app at ?revision= (default its target), as
 // `argocd app manifests --source git` does (RBAC get).
 func (s *Server) handleManifests(w http.ResponseWriter, r *http.Request, c *session) {
-	app, ok := s.getApp(w, r, c, actGet)
+	app, rend, ok := s.appRenderer(w, r, c)
 	if !ok {
-		return
-	}
-	rend, err := s.repoRenderer()
-	if err != nil {
-		s.internalError(w, err)
 		return
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), renderTimeout)

@@ -242,6 +242,18 @@ func (s *Server) serveStream(w http.ResponseWriter, r *http.Request, spec stream
 	}
 }
 
+// objectsOf points at each item of a list.
+func objectsOf[T any, PT interface {
+	*T
+	client.Object
+}](items []T) []client.Object {
+	out := make([]client.Object, 0, len(items))
+	for i := range items {
+		out = append(out, PT(&items[i]))
+	}
+	return out
+}
+
 // streamEnded logs why a stream stopped, unless the client simply left.
 func (s *Server) streamEnded(err error) {
 	if !errors.Is(err, context.Canceled) {
@@ -261,11 +273,7 @@ func (s *Server) handleStreamApplications(w http.ResponseWriter, r *http.Request
 			if err := s.Client.List(ctx, &list, client.InNamespace(s.Namespace)); err != nil {
 				return nil, err
 			}
-			out := make([]client.Object, 0, len(list.Items))
-			for i := range list.Items {
-				out = append(out, &list.Items[i])
-			}
-			return out, nil
+			return objectsOf(list.Items), nil
 		},
 		visible: func(ctx context.Context, o client.Object) (bool, error) {
 			app, ok := o.(*v1alpha1.Application)
@@ -298,11 +306,7 @@ func (s *Server) handleStreamRollouts(w http.ResponseWriter, r *http.Request, c 
 			if err := s.Client.List(ctx, &list, opts...); err != nil {
 				return nil, err
 			}
-			out := make([]client.Object, 0, len(list.Items))
-			for i := range list.Items {
-				out = append(out, &list.Items[i])
-			}
-			return out, nil
+			return objectsOf(list.Items), nil
 		},
 		visible: func(ctx context.Context, o client.Object) (bool, error) {
 			ro, ok := o.(*v1alpha1.Rollout)
