@@ -39,7 +39,7 @@ func newAppSyncCommand(a *appContext) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return runOperation(cmd, b, args[0], func() error { return b.Sync(cmd.Context(), args[0], &op) }, async, timeout)
+			return runOperation(cmd, b, args[0], func() (*v1alpha1.Application, error) { return b.Sync(cmd.Context(), args[0], &op) }, async, timeout)
 		},
 	}
 	f := cmd.Flags()
@@ -57,9 +57,10 @@ func newAppSyncCommand(a *appContext) *cobra.Command {
 // runOperation requests an operation on the app and, unless async,
 // follows it to the end; an operation that fails is an error carrying its
 // message.
-func runOperation(cmd *cobra.Command, b appcli.Backend, name string, request func() error, async bool, timeout time.Duration) error {
+func runOperation(cmd *cobra.Command, b appcli.Backend, name string, request func() (*v1alpha1.Application, error), async bool, timeout time.Duration) error {
 	ctx := cmd.Context()
-	if err := request(); err != nil {
+	requested, err := request()
+	if err != nil {
 		return err
 	}
 	out := cmd.OutOrStdout()
@@ -70,7 +71,7 @@ func runOperation(cmd *cobra.Command, b appcli.Backend, name string, request fun
 	ctx, cancel := withTimeout(ctx, timeout)
 	defer cancel()
 	progress := &appcli.Progress{Out: out, TTY: isTerminal(out)}
-	app, err := appcli.Waiter{Backend: b, Interval: pollInterval(b), OnUpdate: progress.Update}.WaitOperation(ctx, name)
+	app, err := appcli.Waiter{Backend: b, Interval: pollInterval(b), OnUpdate: progress.Update}.WaitOperation(ctx, name, requested)
 	progress.Finish()
 	if app != nil && app.Name != "" {
 		fmt.Fprintln(out)
@@ -175,7 +176,7 @@ func newAppRollbackCommand(a *appContext) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return runOperation(cmd, b, args[0], func() error { return b.Rollback(cmd.Context(), args[0], id, prune) }, async, timeout)
+			return runOperation(cmd, b, args[0], func() (*v1alpha1.Application, error) { return b.Rollback(cmd.Context(), args[0], id, prune) }, async, timeout)
 		},
 	}
 	f := cmd.Flags()

@@ -141,19 +141,20 @@ type syncBody struct {
 // Sync posts to /api/v1/applications/{name}/sync. The server takes no
 // sync options or strategy, so asking for them is an error rather than
 // a sync without them.
-func (a *API) Sync(ctx context.Context, name string, op *v1alpha1.SyncOperation) error {
+func (a *API) Sync(ctx context.Context, name string, op *v1alpha1.SyncOperation) (*v1alpha1.Application, error) {
 	if len(op.SyncOptions) > 0 || op.SyncStrategy != nil {
-		return errors.New("--sync-option and --force are not supported through the API server: use --core")
+		return nil, errors.New("--sync-option and --force are not supported through the API server: use --core")
 	}
 	body := syncBody{Revision: op.Revision, Prune: op.Prune, DryRun: op.DryRun, Resources: op.Resources}
-	if err := a.call(ctx, http.MethodPost, appPath(name, "/sync"), body, nil); err != nil {
-		return wrap(err, "syncing application "+name)
+	app := &v1alpha1.Application{}
+	if err := a.call(ctx, http.MethodPost, appPath(name, "/sync"), body, app); err != nil {
+		return nil, wrap(err, "syncing application "+name)
 	}
-	return nil
+	return app, nil
 }
 
 // Rollback posts to /api/v1/applications/{name}/rollback.
-func (a *API) Rollback(ctx context.Context, name string, id int64, prune bool) error {
+func (a *API) Rollback(ctx context.Context, name string, id int64, prune bool) (*v1alpha1.Application, error) {
 	body := struct {
 		ID    *int64 `json:"id,omitempty"`
 		Prune bool   `json:"prune"`
@@ -161,10 +162,11 @@ func (a *API) Rollback(ctx context.Context, name string, id int64, prune bool) e
 	if id >= 0 {
 		body.ID = &id
 	}
-	if err := a.call(ctx, http.MethodPost, appPath(name, "/rollback"), body, nil); err != nil {
-		return wrap(err, "rolling back application "+name)
+	app := &v1alpha1.Application{}
+	if err := a.call(ctx, http.MethodPost, appPath(name, "/rollback"), body, app); err != nil {
+		return nil, wrap(err, "rolling back application "+name)
 	}
-	return nil
+	return app, nil
 }
 
 // Terminate deletes /api/v1/applications/{name}/operation.

@@ -73,18 +73,19 @@ func TestAPIRequests(t *testing.T) {
 		},
 		"sync": {
 			call: func(ctx context.Context, a *API) error {
-				return a.Sync(ctx, "web", &v1alpha1.SyncOperation{Revision: "main", Prune: true,
+				_, err := a.Sync(ctx, "web", &v1alpha1.SyncOperation{Revision: "main", Prune: true,
 					Resources: []v1alpha1.SyncOperationResource{{Kind: "ConfigMap", Name: "settings"}}})
+				return err
 			},
 			method: "POST", uri: "/api/v1/applications/web/sync",
 			wantBody: `{"revision":"main","prune":true,"resources":[{"kind":"ConfigMap","name":"settings"}]}`,
 		},
 		"rollback to the previous entry sends no id": {
-			call:   func(ctx context.Context, a *API) error { return a.Rollback(ctx, "web", -1, false) },
+			call:   func(ctx context.Context, a *API) error { _, err := a.Rollback(ctx, "web", -1, false); return err },
 			method: "POST", uri: "/api/v1/applications/web/rollback", wantBody: `{"prune":false}`,
 		},
 		"rollback to entry 0": {
-			call:   func(ctx context.Context, a *API) error { return a.Rollback(ctx, "web", 0, true) },
+			call:   func(ctx context.Context, a *API) error { _, err := a.Rollback(ctx, "web", 0, true); return err },
 			method: "POST", uri: "/api/v1/applications/web/rollback", wantBody: `{"id":0,"prune":true}`,
 		},
 		"terminate": {
@@ -140,7 +141,10 @@ func TestAPIErrors(t *testing.T) {
 			wantMsg: "not logged in or session expired: run skiff login", want: ErrNotLoggedIn,
 		},
 		"403 shows the server's message": {
-			status: 403, call: func(ctx context.Context, a *API) error { return a.Sync(ctx, "web", &v1alpha1.SyncOperation{}) },
+			status: 403, call: func(ctx context.Context, a *API) error {
+				_, err := a.Sync(ctx, "web", &v1alpha1.SyncOperation{})
+				return err
+			},
 			wantMsg: "syncing application web: denied by the server",
 		},
 		"409 on create is an existing app": {
@@ -169,7 +173,7 @@ func TestAPIErrors(t *testing.T) {
 		})
 	}
 	a, _ := fakeAPI(t, 200, "{}")
-	if err := a.Sync(context.Background(), "web", &v1alpha1.SyncOperation{SyncOptions: []string{"Replace=true"}}); err == nil ||
+	if _, err := a.Sync(context.Background(), "web", &v1alpha1.SyncOperation{SyncOptions: []string{"Replace=true"}}); err == nil ||
 		!strings.Contains(err.Error(), "--core") {
 		t.Errorf("sync options through the server: %v, want a pointer to --core", err)
 	}

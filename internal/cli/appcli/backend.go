@@ -29,11 +29,12 @@ type Backend interface {
 	// Update replaces app (read by Get); an error for which IsConflict
 	// holds when it changed since.
 	Update(ctx context.Context, app *v1alpha1.Application) error
-	// Sync requests op, refused while another operation is set.
-	Sync(ctx context.Context, name string, op *v1alpha1.SyncOperation) error
+	// Sync requests op, refused while another operation is set, and
+	// returns the Application as written (for WaitOperation).
+	Sync(ctx context.Context, name string, op *v1alpha1.SyncOperation) (*v1alpha1.Application, error)
 	// Rollback requests a sync to history entry id (negative: the one
-	// before the last).
-	Rollback(ctx context.Context, name string, id int64, prune bool) error
+	// before the last), and returns the Application as written.
+	Rollback(ctx context.Context, name string, id int64, prune bool) (*v1alpha1.Application, error)
 	// Terminate stops the running operation; an error wrapping
 	// ErrNoRunningOperation when there is none.
 	Terminate(ctx context.Context, name string) error

@@ -100,20 +100,19 @@ func (k *Kube) Update(ctx context.Context, app *v1alpha1.Application) error {
 }
 
 // Sync sets op as the Application's operation.
-func (k *Kube) Sync(ctx context.Context, name string, op *v1alpha1.SyncOperation) error {
-	_, err := RequestSync(ctx, k.Client, k.key(name), op)
-	return err
+func (k *Kube) Sync(ctx context.Context, name string, op *v1alpha1.SyncOperation) (*v1alpha1.Application, error) {
+	return RequestSync(ctx, k.Client, k.key(name), op)
 }
 
 // Rollback reads the history and requests the sync to entry id.
-func (k *Kube) Rollback(ctx context.Context, name string, id int64, prune bool) error {
+func (k *Kube) Rollback(ctx context.Context, name string, id int64, prune bool) (*v1alpha1.Application, error) {
 	app, err := k.Get(ctx, name, "")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	op, err := RollbackOperation(app, id, prune)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	return k.Sync(ctx, name, op)
 }

@@ -101,6 +101,15 @@ func (e *OperationError) Error() string {
 	return fmt.Sprintf("operation %s: %s", e.Phase, e.Message)
 }
 
+// sameOperationState reports whether a and b are the state of the same
+// operation.
+func sameOperationState(a, b *v1alpha1.OperationState) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.Phase == b.Phase && a.Message == b.Message && a.StartedAt.Equal(&b.StartedAt) && a.FinishedAt.Equal(b.FinishedAt)
+}
+
 // ErrTimeout is returned when a wait runs out of time.
 var ErrTimeout = errors.New("timed out")
 
@@ -198,10 +207,19 @@ func (w Waiter) Wait(ctx context.Context, name string, conds Conditions) (*v1alp
 }
 
 // WaitOperation waits until the operation requested on name is done, and
-// returns an *OperationError when it did not succeed.
-func (w Waiter) WaitOperation(ctx context.Context, name string) (*v1alpha1.Application, error) {
+// returns an *OperationError when it did not succeed. requested is the
+// Application as the request wrote it: a read older than the request (a
+// server's cache may lag behind its writes) shows no operation but the
+// state of the previous one, which is not taken for the requested one's.
+func (w Waiter) WaitOperation(ctx context.Context, name string, requested *v1alpha1.Application) (*v1alpha1.Application, error) {
+	previous := requested.Status.OperationState
+	started := false
 	app, err := w.Until(ctx, name, func(app *v1alpha1.Application) (bool, error) {
-		return !OperationRunning(app), nil
+		if OperationRunning(app) {
+			started = true
+			return false, nil
+		}
+		return started || !sameOperationState(app.Status.OperationState, previous), nil
 	})
 	if errors.Is(err, ErrTimeout) {
 		return app, fmt.Errorf("waiting for the operation on application %s: %w", name, err)

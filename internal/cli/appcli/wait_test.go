@@ -1,0 +1,90 @@
+package appcli
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/skiffcd/skiff/api/v1alpha1"
+)
+
+// reads is a Backend whose Get answers the versions in turn, the last one
+// for ever.
+type reads struct {
+	Backend
+	versions []*v1alpha1.Application
+	n        int
+}
+
+func (r *reads) Get(context.Context, string, string) (*v1alpha1.Application, error) {
+	app := r.versions[min(r.n, len(r.versions)-1)]
+	r.n++
+	return app.DeepCopy(), nil
+}
+
+func withState(phase v1alpha1.OperationPhase, started time.Time, finished bool, op bool) *v1alpha1.Application {
+	app := &v1alpha1.Application{}
+	app.Name = "web"
+	s := &v1alpha1.OperationState{Phase: phase, StartedAt: metav1.NewTime(started)}
+	if finished {
+		at := metav1.NewTime(started.Add(time.Second))
+		s.FinishedAt = &at
+	}
+	app.Status.OperationState = s
+	if op {
+		app.Operation = &v1alpha1.Operation{Sync: &v1alpha1.SyncOperation{}}
+	}
+	return app
+}
+
+// WaitOperation does not take the previous operation's state, read from a
+// cache behind the request, for the requested one's.
+func TestWaitOperationIgnoresReadsOlderThanTheRequest(t *testing.T) {
+	t0 := time.Date(2026, 12, 4, 8, 0, 0, 0, time.UTC)
+	previous := withState(v1alpha1.OperationSucceeded, t0, true, false)
+	requested := withState(v1alpha1.OperationSucceeded, t0, true, true)
+	running := withState(v1alpha1.OperationRunning, t0.Add(time.Minute), false, true)
+	failed := withState(v1alpha1.OperationFailed, t0.Add(time.Minute), true, false)
+	failed.Status.OperationState.Message = "boom"
+	tests := map[string]struct {
+		versions []*v1alpha1.Application
+		// requested defaults to an app whose previous operation succeeded.
+		requested *v1alpha1.Application
+		wantPhase v1alpha1.OperationPhase
+		wantReads int
+	}{
+		"stale, running, done":            {versions: []*v1alpha1.Application{previous, running, failed}, wantPhase: v1alpha1.OperationFailed, wantReads: 3},
+		"stale, then done unseen":         {versions: []*v1alpha1.Application{previous, previous, failed}, wantPhase: v1alpha1.OperationFailed, wantReads: 3},
+		"no stale read":                   {versions: []*v1alpha1.Application{running, failed}, wantPhase: v1alpha1.OperationFailed, wantReads: 2},
+		"the same state after a run":      {versions: []*v1alpha1.Application{running, previous}, wantPhase: v1alpha1.OperationSucceeded, wantReads: 2},
+		"a first operation (none before)": {versions: []*v1alpha1.Application{{}, failed}, requested: &v1alpha1.Application{}, wantPhase: v1alpha1.OperationFailed, wantReads: 2},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			b := &reads{versions: tc.versions}
+			req := requested
+			if tc.requested != nil {
+				req = tc.requested
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			app, err := Waiter{Backend: b, Interval: time.Millisecond}.WaitOperation(ctx, "web", req)
+			var opErr *OperationError
+			if tc.wantPhase == v1alpha1.OperationSucceeded && err != nil || tc.wantPhase != v1alpha1.OperationSucceeded && !errors.As(err, &opErr) {
+				t.Fatalf("err %v for phase %s", err, tc.wantPhase)
+			}
+			if app.Status.OperationState.Phase != tc.wantPhase || b.n != tc.wantReads {
+				t.Errorf("ended at %s after %d reads, want %s after %d", app.Status.OperationState.Phase, b.n, tc.wantPhase, tc.wantReads)
+			}
+		})
+	}
+	// Only stale reads: the wait runs out of time instead of ending early.
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if _, err := (Waiter{Backend: &reads{versions: []*v1alpha1.Application{previous}}, Interval: time.Millisecond}).WaitOperation(ctx, "web", requested); !errors.Is(err, ErrTimeout) {
+		t.Errorf("only stale reads: %v, want a timeout", err)
+	}
+}
