@@ -36,6 +36,14 @@ import (
 	"github.com/skiffcd/skiff/internal/server/ui"
 )
 
+// The listener's request timeouts; event streams give each write its own
+// deadline (stream.go). Variables so that a test can show a stream
+// outliving them.
+var (
+	serverReadTimeout  = time.Minute
+	serverWriteTimeout = 2 * time.Minute
+)
+
 // Options configure the listener.
 type Options struct {
 	// Addr is the listen address (":8080" by default).
@@ -143,8 +151,8 @@ func (s *Server) Start(ctx context.Context) error {
 	srv := &http.Server{
 		Handler:           s.Handler(),
 		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       time.Minute,
-		WriteTimeout:      2 * time.Minute,
+		ReadTimeout:       serverReadTimeout,
+		WriteTimeout:      serverWriteTimeout,
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
 	}

@@ -124,9 +124,10 @@ func isApp(typ, name string) func(sseEvent) bool {
 // get, heartbeats come while nothing changes, and an open stream does not
 // keep the server from stopping.
 func TestStreams(t *testing.T) {
-	heartbeat := streamHeartbeat
-	streamHeartbeat = 300 * time.Millisecond
-	t.Cleanup(func() { streamHeartbeat = heartbeat })
+	heartbeat, readTimeout, writeTimeout := streamHeartbeat, serverReadTimeout, serverWriteTimeout
+	// Short server timeouts: the streams must outlive them.
+	streamHeartbeat, serverReadTimeout, serverWriteTimeout = 300*time.Millisecond, time.Second, 2*time.Second
+	t.Cleanup(func() { streamHeartbeat, serverReadTimeout, serverWriteTimeout = heartbeat, readTimeout, writeTimeout })
 	// Cleanups run last first: this stream outlives the server, whose
 	// cleanup fails the test if the stream holds its shutdown up.
 	lingering, stopLingering := context.WithCancel(context.Background())
@@ -141,6 +142,7 @@ func TestStreams(t *testing.T) {
 	wantError(t, h.do(http.MethodGet, "/api/v1/stream/applications", "", nil), http.StatusUnauthorized)
 	waitEvent(t, h.openStreamUntil(lingering, "/api/v1/stream/applications", admin), "ADDED hidden", isApp(eventAdded, "hidden"))
 
+	opened := time.Now()
 	aliceStream := h.openStream("/api/v1/stream/applications", alice)
 	adminStream := h.openStream("/api/v1/stream/applications?name=hidden", admin)
 	seen := waitEvent(t, aliceStream, "ADDED visible", isApp(eventAdded, "visible"))
@@ -178,6 +180,13 @@ func TestStreams(t *testing.T) {
 	}
 	waitEvent(t, rollouts, "DELETED canary", func(e sseEvent) bool {
 		return e.Result.Type == eventDeleted && e.Result.Rollout != nil && e.Result.Rollout.Name == "canary"
+	})
+
+	// Past the server's read and write timeouts alice's stream still works.
+	time.Sleep(time.Until(opened.Add(3 * time.Second)))
+	h.updateApp("visible", func(a *v1alpha1.Application) { a.Annotations["changed"] = "again" })
+	waitEvent(t, aliceStream, "MODIFIED visible after the server's timeouts", func(e sseEvent) bool {
+		return isApp(eventModified, "visible")(e) && e.Result.Application.Annotations["changed"] == "again"
 	})
 }
 
