@@ -246,3 +246,13 @@ func readFile(t *testing.T, path string) string {
 	}
 	return string(data)
 }
+
+// disabled reports whether the element is a disabled control.
+func (p *page) disabled(sel string) bool {
+	p.t.Helper()
+	ok, err := eval[bool](p, fmt.Sprintf(`document.querySelector(%s)?.disabled === true`, jsString(sel)))
+	if err != nil {
+		p.fail("query %s: %v", sel, err)
+	}
+	return ok
+}
