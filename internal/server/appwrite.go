@@ -102,11 +102,12 @@ func (s *Server) handleCreateApplication(w http.ResponseWriter, r *http.Request,
 	if !ok {
 		return
 	}
-	if err := s.validateApp(r.Context(), app); err != nil {
-		s.writeAppError(w, err)
+	// RBAC first: a refused caller learns nothing about projects.
+	if !s.authorize(w, r, c, resApplications, actCreate, appObject(app)) {
 		return
 	}
-	if !s.authorize(w, r, c, resApplications, actCreate, appObject(app)) {
+	if err := s.validateApp(r.Context(), app); err != nil {
+		s.writeAppError(w, err)
 		return
 	}
 	// Server-owned fields are not the caller's to set.
@@ -149,12 +150,12 @@ func (s *Server) handleUpdateApplication(w http.ResponseWriter, r *http.Request,
 		writeError(w, http.StatusBadRequest, fmt.Sprintf("metadata.name %q does not match the path's %q", app.Name, r.PathValue("name")))
 		return
 	}
-	if err := s.validateApp(r.Context(), app); err != nil {
-		s.writeAppError(w, err)
-		return
-	}
 	existing, ok := s.getApp(w, r, c, actUpdate)
 	if !ok {
+		return
+	}
+	if err := s.validateApp(r.Context(), app); err != nil {
+		s.writeAppError(w, err)
 		return
 	}
 	s.updateApp(w, r, c, existing, app)
