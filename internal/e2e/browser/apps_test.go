@@ -95,8 +95,11 @@ func TestApplicationLifecycle(t *testing.T) {
 	// The resource panel: live manifest of the Deployment.
 	p.click(tid("tree-node-Deployment-guestbook-ui"))
 	p.visible(tid("resource-panel"), 10*time.Second)
-	p.until("the live manifest or a not-available note", `document.querySelector('[data-testid="live-manifest"], [data-testid="live-manifest-error"]') !== null`, 15*time.Second)
-	p.screenshot("06-resource-panel")
+	p.until("the live manifest", `document.querySelector('[data-testid="live-manifest"]')?.textContent.includes("kind: Deployment")`, 15*time.Second)
+	p.screenshot("06-live-manifest")
+	p.click(tid("panel-tab-events"))
+	p.until("the Deployment's events", `document.querySelector('[data-testid="resource-events"]')?.textContent.includes("ScalingReplicaSet")`, 15*time.Second)
+	p.screenshot("06-resource-events")
 	p.click(tid("panel-close"))
 
 	// A second revision: 2 replicas.

@@ -52,7 +52,9 @@ export const del = (path) => request('DELETE', path);
 // missing reports whether an error means "this endpoint does not exist
 // (yet)": the UI then shows "not available" instead of failing.
 export function missing(err) {
-  return err instanceof APIError && (err.status === 404 || err.status === 405 || err.status === 501);
+  if (!(err instanceof APIError)) return false;
+  if (err.status === 404) return err.message === 'no such API endpoint' || err.message === 'Not Found' || err.message === '404 page not found';
+  return err.status === 405 || err.status === 501;
 }
 
 const enc = encodeURIComponent;
