@@ -286,35 +286,51 @@ type session struct {
 
 func (c *session) user() string { return c.claims.Subject }
 
-// authenticated wraps a handler that needs a session: a valid token of an
-// enabled account, from the bearer header or the cookie; otherwise 401.
+// sessionRefused says why a request has no valid session (401).
+type sessionRefused string
+
+func (e sessionRefused) Error() string { return string(e) }
+
+// sessionOf authenticates r: a valid token of an enabled account, from the
+// bearer header or the cookie. A refusal is a sessionRefused.
+func (s *Server) sessionOf(r *http.Request) (*session, error) {
+	token := tokenFrom(r)
+	if token == "" {
+		return nil, sessionRefused("no session: log in first")
+	}
+	st, err := s.loadSettings(r.Context())
+	if err != nil {
+		return nil, err
+	}
+	claims, err := s.sessions.verify(st.signKey, token)
+	if err != nil {
+		return nil, sessionRefused("invalid session: " + err.Error())
+	}
+	acc, ok := st.accounts[claims.Subject]
+	if !ok || !acc.Enabled {
+		return nil, sessionRefused("invalid session: account " + claims.Subject + " is disabled or gone")
+	}
+	if claims.IssuedAt == nil || claims.IssuedAt.Before(acc.PasswordMtime) {
+		return nil, sessionRefused("invalid session: the password changed since login")
+	}
+	return &session{claims: claims, settings: st}, nil
+}
+
+// authenticated wraps a handler that needs a session; without one it
+// answers 401.
 func (s *Server) authenticated(h func(http.ResponseWriter, *http.Request, *session)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		token := tokenFrom(r)
-		if token == "" {
-			writeError(w, http.StatusUnauthorized, "no session: log in first")
+		c, err := s.sessionOf(r)
+		var refused sessionRefused
+		if errors.As(err, &refused) {
+			writeError(w, http.StatusUnauthorized, refused.Error())
 			return
 		}
-		st, err := s.loadSettings(r.Context())
 		if err != nil {
 			s.internalError(w, err)
 			return
 		}
-		claims, err := s.sessions.verify(st.signKey, token)
-		if err != nil {
-			writeError(w, http.StatusUnauthorized, "invalid session: "+err.Error())
-			return
-		}
-		acc, ok := st.accounts[claims.Subject]
-		if !ok || !acc.Enabled {
-			writeError(w, http.StatusUnauthorized, "invalid session: account "+claims.Subject+" is disabled or gone")
-			return
-		}
-		if claims.IssuedAt == nil || claims.IssuedAt.Before(acc.PasswordMtime) {
-			writeError(w, http.StatusUnauthorized, "invalid session: the password changed since login")
-			return
-		}
-		h(w, r, &session{claims: claims, settings: st})
+		h(w, r, c)
 	})
 }
 

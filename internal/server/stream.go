@@ -227,6 +227,12 @@ func (s *Server) serveStream(w http.ResponseWriter, r *http.Request, spec stream
 		case <-s.streams.stop:
 			return
 		case <-heartbeat.C:
+			// A stream outlives its login: a logout, a disabled account
+			// or a new password ends it at the next heartbeat.
+			if _, err := s.sessionOf(r); err != nil {
+				s.streamEnded(err)
+				return
+			}
 			if err := send([]byte(": ping\n\n")); err != nil {
 				return
 			}

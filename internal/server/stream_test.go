@@ -188,6 +188,25 @@ func TestStreams(t *testing.T) {
 	waitEvent(t, aliceStream, "MODIFIED visible after the server's timeouts", func(e sseEvent) bool {
 		return isApp(eventModified, "visible")(e) && e.Result.Application.Annotations["changed"] == "again"
 	})
+
+	// A logout ends the stream at the next heartbeat.
+	if r := h.do(http.MethodDelete, "/api/v1/session", alice, nil); r.status != http.StatusOK {
+		t.Fatalf("logout: %d %s", r.status, r.body)
+	}
+	timeout := time.After(20 * time.Second)
+	for n := 0; ; n++ {
+		select {
+		case _, open := <-aliceStream:
+			if !open {
+				return
+			}
+			if n > 1000 {
+				t.Fatal("alice's stream goes on after her logout")
+			}
+		case <-timeout:
+			t.Fatal("alice's stream still open 20s after her logout")
+		}
+	}
 }
 
 // A subscriber that does not read is dropped when its buffer fills; the
