@@ -12,6 +12,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -231,6 +232,9 @@ func (s *Server) appTree(ctx context.Context, app *v1alpha1.Application) ([]reso
 	for _, rs := range app.Status.Resources {
 		gvk := schema.GroupVersionKind{Group: rs.Group, Version: rs.Version, Kind: rs.Kind}
 		obj, err := r.Live(ctx, gvk, rs.Namespace, rs.Name)
+		if apierrors.IsForbidden(err) {
+			continue // a kind Skiff may not read must not hide the rest of the tree
+		}
 		if err != nil {
 			return nil, nil, err
 		}
