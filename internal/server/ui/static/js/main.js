@@ -28,7 +28,10 @@ function goLogin() {
 
 setUnauthorizedHandler(goLogin);
 
+let renderSeq = 0;
+
 async function render() {
+  const seq = ++renderSeq;
   if (cleanup) {
     try {
       cleanup();
@@ -47,10 +50,12 @@ async function render() {
     try {
       user = await get('/api/v1/session/userinfo');
     } catch (e) {
-      if (!(e instanceof APIError && e.status === 401)) showFatal(e);
-      goLogin();
+      if (seq !== renderSeq) return; // navigated meanwhile
+      if (e instanceof APIError && e.status === 401) goLogin();
+      else showFatal(e);
       return;
     }
+    if (seq !== renderSeq) return;
     if (!user || !user.loggedIn) {
       goLogin();
       return;
@@ -79,7 +84,8 @@ function closeOverlays() {
 }
 
 function showFatal(e) {
-  mount(root, h('div', {class: 'empty'}, h('h2', null, 'Skiff is unreachable'), h('p', null, e.message)));
+  mount(root, h('div', {class: 'empty', testid: 'fatal'}, h('h2', null, 'Skiff is unreachable'), h('p', null, e.message),
+    h('button', {class: 'btn', onclick: () => render()}, 'Try again')));
 }
 
 function layout(path) {

@@ -60,6 +60,7 @@ export function toast(text, isError) {
   }
   const t = h('div', {class: 'toast' + (isError ? ' toast-error' : ''), testid: isError ? 'toast-error' : 'toast'}, text);
   toasts.append(t);
+  while (toasts.children.length > 3) toasts.firstChild.remove();
   setTimeout(() => t.remove(), isError ? 8000 : 4000);
 }
 
