@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
+	"github.com/skiffcd/skiff/internal/testgit"
 )
 
 const configMapYAML = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: %s}\ndata: {k: v}\n"
@@ -50,12 +51,12 @@ func TestAutoSyncPrunesDeletedFilesAndSurvivesBrokenCommits(t *testing.T) {
 	ctx := context.Background()
 	argocd, dest := cluster.Namespace(t), cluster.Namespace(t)
 	c := startController(t, argocd)
-	repo := newGitRepo(t)
-	repo.commit(map[string]string{
+	repo := testgit.New(t)
+	repo.Commit(map[string]string{
 		"app/a.yaml": strings.ReplaceAll(configMapYAML, "%s", "a"),
 		"app/b.yaml": strings.ReplaceAll(configMapYAML, "%s", "b"),
 	})
-	app := newApp(argocd, "auto", repo.url(), "app", dest, &v1alpha1.SyncPolicy{
+	app := newApp(argocd, "auto", repo.URL(), "app", dest, &v1alpha1.SyncPolicy{
 		Automated: &v1alpha1.SyncPolicyAutomated{Prune: true},
 	})
 	if err := c.Create(ctx, app); err != nil {
@@ -67,7 +68,7 @@ func TestAutoSyncPrunesDeletedFilesAndSurvivesBrokenCommits(t *testing.T) {
 		t.Fatal("auto-sync did not create both ConfigMaps")
 	}
 
-	deleted := repo.commit(map[string]string{"app/b.yaml": ""})
+	deleted := repo.Commit(map[string]string{"app/b.yaml": ""})
 	waitApp(t, c, key, "the deletion synced", func(a *v1alpha1.Application) bool {
 		return a.Status.Sync.Revision == deleted && a.Status.Sync.Status == v1alpha1.SyncStatusCodeSynced
 	})
@@ -78,7 +79,7 @@ func TestAutoSyncPrunesDeletedFilesAndSurvivesBrokenCommits(t *testing.T) {
 		t.Fatal("the ConfigMap whose file was deleted was not pruned")
 	}
 
-	repo.commit(map[string]string{"app/a.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: [broken\n"})
+	repo.Commit(map[string]string{"app/a.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: [broken\n"})
 	app = waitApp(t, c, key, "a ComparisonError", func(a *v1alpha1.Application) bool {
 		return hasCondition(a, v1alpha1.ApplicationConditionComparisonError)
 	})
@@ -107,8 +108,8 @@ func TestProjectRulesBlockSyncs(t *testing.T) {
 	ctx := context.Background()
 	argocd, dest := cluster.Namespace(t), cluster.Namespace(t)
 	c := startController(t, argocd)
-	repo := newGitRepo(t)
-	repo.commit(map[string]string{
+	repo := testgit.New(t)
+	repo.Commit(map[string]string{
 		"ns/cm.yaml":      strings.ReplaceAll(configMapYAML, "%s", "cm"),
 		"cluster/ns.yaml": "apiVersion: v1\nkind: Namespace\nmetadata: {name: " + dest + "-extra}\n",
 	})
@@ -130,7 +131,7 @@ func TestProjectRulesBlockSyncs(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			app := newApp(argocd, strings.ReplaceAll(tc.path, "/", "-"), repo.url(), tc.path, tc.dest, nil)
+			app := newApp(argocd, strings.ReplaceAll(tc.path, "/", "-"), repo.URL(), tc.path, tc.dest, nil)
 			app.Spec.Project = "team"
 			if err := c.Create(ctx, app); err != nil {
 				t.Fatal(err)
@@ -162,13 +163,13 @@ func TestProjectRulesBlockSyncs(t *testing.T) {
 func TestInterruptedOperationFinishesOnceAfterRestart(t *testing.T) {
 	ctx := context.Background()
 	argocd, dest := cluster.Namespace(t), cluster.Namespace(t)
-	repo := newGitRepo(t)
-	sha := repo.commit(map[string]string{"app/cm.yaml": strings.ReplaceAll(configMapYAML, "%s", "cm")})
+	repo := testgit.New(t)
+	sha := repo.Commit(map[string]string{"app/cm.yaml": strings.ReplaceAll(configMapYAML, "%s", "cm")})
 	direct, err := client.New(cluster.Config, client.Options{Scheme: mustScheme(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	app := newApp(argocd, "resumed", repo.url(), "app", dest, nil)
+	app := newApp(argocd, "resumed", repo.URL(), "app", dest, nil)
 	app.Operation = &v1alpha1.Operation{Sync: &v1alpha1.SyncOperation{Revision: sha}}
 	if err := direct.Create(ctx, app); err != nil {
 		t.Fatal(err)

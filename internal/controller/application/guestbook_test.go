@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
+	"github.com/skiffcd/skiff/internal/testgit"
 )
 
 // waitApp polls the Application until cond holds (up to 60 s) and returns it.
@@ -57,14 +58,14 @@ func TestGuestbookFlow(t *testing.T) {
 	argocd := cluster.Namespace(t)
 	dest := cluster.Namespace(t)
 	c := startController(t, argocd)
-	repo := newGitRepo(t)
-	first := repo.commit(testdataFiles(t, "guestbook", "guestbook"))
+	repo := testgit.New(t)
+	first := repo.Commit(testgit.Dir(t, "testdata/guestbook", "guestbook"))
 
 	app := &v1alpha1.Application{
 		ObjectMeta: metav1.ObjectMeta{Name: "guestbook", Namespace: argocd, Finalizers: []string{FinalizerResources}},
 		Spec: v1alpha1.ApplicationSpec{
 			Project:     "default",
-			Source:      &v1alpha1.ApplicationSource{RepoURL: repo.url(), Path: "guestbook", TargetRevision: "HEAD"},
+			Source:      &v1alpha1.ApplicationSource{RepoURL: repo.URL(), Path: "guestbook", TargetRevision: "HEAD"},
 			Destination: v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: dest},
 		},
 	}
@@ -110,8 +111,8 @@ func TestGuestbookFlow(t *testing.T) {
 	}
 
 	// A commit: more replicas in git; the next poll syncs it.
-	deploy := testdataFiles(t, "guestbook", "guestbook")["guestbook/guestbook-ui-deployment.yaml"]
-	second := repo.commit(map[string]string{"guestbook/guestbook-ui-deployment.yaml": strings.Replace(deploy, "replicas: 1", "replicas: 2", 1)})
+	deploy := testgit.Dir(t, "testdata/guestbook", "guestbook")["guestbook/guestbook-ui-deployment.yaml"]
+	second := repo.Commit(map[string]string{"guestbook/guestbook-ui-deployment.yaml": strings.Replace(deploy, "replicas: 1", "replicas: 2", 1)})
 	waitApp(t, c, key, "the new revision synced", func(a *v1alpha1.Application) bool {
 		return a.Status.Sync.Revision == second && a.Status.Sync.Status == v1alpha1.SyncStatusCodeSynced &&
 			a.Status.OperationState != nil && a.Status.OperationState.SyncResult != nil && a.Status.OperationState.SyncResult.Revision == second

@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-git/go-git/v5"
-	"github.com/go-git/go-git/v5/plumbing/object"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -97,74 +95,6 @@ func startController(t *testing.T, ns string) client.Client {
 		}
 	}()
 	return direct
-}
-
-// gitRepo is a repository the tests commit to, served as file://.
-type gitRepo struct {
-	t    *testing.T
-	dir  string
-	repo *git.Repository
-}
-
-func newGitRepo(t *testing.T) *gitRepo {
-	t.Helper()
-	dir := t.TempDir()
-	repo, err := git.PlainInit(dir, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &gitRepo{t: t, dir: dir, repo: repo}
-}
-
-func (g *gitRepo) url() string { return "file://" + g.dir }
-
-// commit writes files (path → content, "" deletes) and returns the SHA.
-func (g *gitRepo) commit(files map[string]string) string {
-	g.t.Helper()
-	wt, err := g.repo.Worktree()
-	if err != nil {
-		g.t.Fatal(err)
-	}
-	for p, content := range files {
-		if content == "" {
-			if _, err := wt.Remove(p); err != nil {
-				g.t.Fatal(err)
-			}
-			continue
-		}
-		full := filepath.Join(g.dir, p)
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			g.t.Fatal(err)
-		}
-		if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
-			g.t.Fatal(err)
-		}
-		if _, err := wt.Add(p); err != nil {
-			g.t.Fatal(err)
-		}
-	}
-	sha, err := wt.Commit("change", &git.CommitOptions{Author: &object.Signature{Name: "t", Email: "t@example.com", When: time.Now()}})
-	if err != nil {
-		g.t.Fatal(err)
-	}
-	return sha.String()
-}
-
-func testdataFiles(t *testing.T, dir, prefix string) map[string]string {
-	t.Helper()
-	entries, err := os.ReadDir(filepath.Join("testdata", dir))
-	if err != nil {
-		t.Fatal(err)
-	}
-	files := map[string]string{}
-	for _, e := range entries {
-		data, err := os.ReadFile(filepath.Join("testdata", dir, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		files[filepath.Join(prefix, e.Name())] = string(data)
-	}
-	return files
 }
 
 func newScheme() (*runtime.Scheme, error) {
