@@ -3,55 +3,16 @@ package server
 import (
 	"context"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/go-git/go-git/v5"
-	"github.com/go-git/go-git/v5/plumbing/object"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
 	"github.com/skiffcd/skiff/internal/mask"
+	"github.com/skiffcd/skiff/internal/testgit"
 )
-
-// gitRepoOf makes a git repository whose app/ holds the given fixtures and
-// returns its directory and commit.
-func gitRepoOf(t *testing.T, fixtures ...string) (string, string) {
-	t.Helper()
-	dir := t.TempDir()
-	repo, err := git.PlainInit(dir, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(filepath.Join(dir, "app"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	wt, err := repo.Worktree()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range fixtures {
-		data, err := os.ReadFile(filepath.Join("testdata", f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, "app", f), data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := wt.Add("app/" + f); err != nil {
-			t.Fatal(err)
-		}
-	}
-	sha, err := wt.Commit("fixtures", &git.CommitOptions{Author: &object.Signature{Name: "t", Email: "t@example.com", When: time.Now()}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dir, sha.String()
-}
 
 // Managed resources and manifests of an app rendered from a local git
 // repository: a drifted ConfigMap is modified with a diff, a missing
@@ -62,7 +23,8 @@ func TestManagedResourcesAndManifests(t *testing.T) {
 	h.addUser("alice", "alice-password")
 	h.setRBAC(map[string]string{"policy.csv": "p, alice, applications, get, default/other, allow\n"})
 	ctx := context.Background()
-	dir, sha := gitRepoOf(t, "managed-configmap.yaml", "managed-secret.yaml")
+	repo := testgit.New(t)
+	sha := repo.Commit(testgit.Dir(t, "testdata/managed", "app"))
 	for _, cm := range []*corev1.ConfigMap{
 		{ObjectMeta: metav1.ObjectMeta{Namespace: h.ns, Name: "settings"}, Data: map[string]string{"value": "drifted"}},
 		{ObjectMeta: metav1.ObjectMeta{Namespace: h.ns, Name: "leftover"}, Data: map[string]string{"value": "old"}},
@@ -71,7 +33,7 @@ func TestManagedResourcesAndManifests(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	h.createApp("shop", "default", nil, v1alpha1.ApplicationSource{RepoURL: "file://" + dir, Path: "app", TargetRevision: "HEAD"})
+	h.createApp("shop", "default", nil, v1alpha1.ApplicationSource{RepoURL: repo.URL(), Path: "app", TargetRevision: "HEAD"})
 	h.setResources("shop", v1alpha1.ResourceStatus{Version: "v1", Kind: "ConfigMap", Namespace: h.ns, Name: "leftover", RequiresPruning: true})
 	admin, alice := h.login("admin", h.password), h.login("alice", "alice-password")
 	secretValues := []string{"s3cret", "czNjcmV0"}
