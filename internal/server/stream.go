@@ -127,8 +127,15 @@ func (s *Server) ensureWatch(ctx context.Context, kind string, obj client.Object
 		setTypeMeta(co)
 		h.publish(kind, streamEvent{typ: typ, obj: co})
 	}
-	_, err = inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-		AddFunc: func(o any) { publish(eventAdded, o) },
+	_, err = inf.AddEventHandler(toolscache.ResourceEventHandlerDetailedFuncs{
+		AddFunc: func(o any, initial bool) {
+			// Streams list the existing objects themselves; the replay of
+			// them to a new handler would only fill the first streams'
+			// buffers.
+			if !initial {
+				publish(eventAdded, o)
+			}
+		},
 		UpdateFunc: func(old, o any) {
 			oldObj, ok1 := old.(client.Object)
 			newObj, ok2 := o.(client.Object)
