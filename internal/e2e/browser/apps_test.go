@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chromedp/chromedp"
 	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -61,7 +61,7 @@ func TestApplicationLifecycle(t *testing.T) {
 		t.Errorf("login error %q, want the server's message", msg)
 	}
 	p.screenshot("01-login-error")
-	p.run(10*time.Second, "clear the password", chromedp.Clear(chromedp.CSS("#login-password")))
+	p.clearInput("#login-password")
 	p.typeInto("#login-password", env.password)
 	p.click("#login-submit")
 
@@ -70,6 +70,23 @@ func TestApplicationLifecycle(t *testing.T) {
 	p.until("guestbook OutOfSync in the list", attrIs(tid("app-tile-guestbook")+" "+tid("app-sync"), "data-status", "OutOfSync"), 60*time.Second)
 	p.markNoReload()
 	p.screenshot("02-applications")
+
+	// Search, filters and the list view narrow and reshape the same apps.
+	p.typeInto(tid("app-search"), "no-such-app")
+	p.visible(tid("apps-none-match"), 5*time.Second)
+	p.clearInput(tid("app-search"))
+	p.typeInto(tid("app-search"), "guest")
+	p.visible(tid("app-tile-guestbook"), 5*time.Second)
+	p.click(tid("filter-sync-Synced"))
+	p.visible(tid("apps-none-match"), 5*time.Second)
+	p.click(tid("filter-sync-Synced"))
+	p.click(tid("filter-sync-OutOfSync"))
+	p.visible(tid("app-tile-guestbook"), 5*time.Second)
+	p.click(tid("view-list"))
+	p.visible(tid("app-row-guestbook"), 5*time.Second)
+	p.screenshot("02b-list-view")
+	p.click(tid("filter-clear"))
+	p.click(tid("view-tiles"))
 
 	p.click(tid("app-tile-guestbook"))
 	p.visible(tid("app-name"), 10*time.Second)
@@ -147,6 +164,31 @@ func TestApplicationLifecycle(t *testing.T) {
 	p.open("/applications")
 	p.visible(tid("app-tile-guestbook"), 30*time.Second)
 	p.screenshot("12-phone-applications")
+
+	// Delete, confirmed by typing the name; the tile goes away live.
+	p.click(tid("app-tile-guestbook"))
+	p.click(tid("delete-button"))
+	p.visible(tid("delete-dialog"), 10*time.Second)
+	if !p.disabled(tid("delete-confirm")) {
+		t.Error("Delete is enabled before the name is typed")
+	}
+	p.typeInto(tid("delete-confirm-name"), "guestbook")
+	p.screenshot("13-phone-delete")
+	p.click(tid("delete-confirm"))
+	p.until("back on the list without the app", `location.pathname === "/applications" && document.querySelector('[data-testid="apps-empty"], [data-testid="app-tiles"]') !== null && document.querySelector('[data-testid="app-tile-guestbook"]') === null`, 60*time.Second)
+	waitGone(t, app.Spec.Destination.Namespace, "guestbook-ui")
+}
+
+// waitGone waits until the cascade removed the Deployment.
+func waitGone(t *testing.T, ns, name string) {
+	t.Helper()
+	err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
+		err := env.k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &appsv1.Deployment{})
+		return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
+	})
+	if err != nil {
+		t.Fatalf("deployment %s/%s still there after a cascading delete: %v", ns, name, err)
+	}
 }
 
 // waitSyncedHealthy waits, without reloading, for the page to show the app

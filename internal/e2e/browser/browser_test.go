@@ -256,3 +256,12 @@ func (p *page) disabled(sel string) bool {
 	}
 	return ok
 }
+
+// clearInput empties a text field as a user would, so the page sees an input event.
+func (p *page) clearInput(sel string) {
+	p.t.Helper()
+	js := fmt.Sprintf(`(() => { const e = document.querySelector(%s); e.value = ""; e.dispatchEvent(new Event("input", {bubbles: true})); return true; })()`, jsString(sel))
+	if _, err := eval[bool](p, js); err != nil {
+		p.fail("clear %s: %v", sel, err)
+	}
+}

@@ -34,6 +34,12 @@ func TestReadonlyUserCannotSync(t *testing.T) {
 	if !p.exists(tid("refresh-button")) {
 		t.Error("a readonly user does not see the Refresh button")
 	}
+
+	// Logging out ends the session: the pages go back to the login form.
+	p.click(tid("logout"))
+	p.visible(tid("login-page"), 10*time.Second)
+	p.open("/applications/guestbook-ro")
+	p.visible(tid("login-page"), 10*time.Second)
 }
 
 // addReadonlyUser adds a local account with a password and role:readonly,

@@ -65,6 +65,8 @@ func TestRolloutPromote(t *testing.T) {
 		` && document.querySelector('[data-testid="rollout-steps"] li:last-child')?.classList.contains('step-done')`, 90*time.Second)
 	p.checkNoReload()
 	p.screenshot("03-promoted")
+	p.viewport(390, 844)
+	p.screenshot("04-phone")
 	waitRollout(t, ro, "Healthy on the new image", func(r *v1alpha1.Rollout) bool {
 		return r.Status.Phase == v1alpha1.RolloutPhaseHealthy && r.Status.StableRS == r.Status.CurrentPodHash
 	})
