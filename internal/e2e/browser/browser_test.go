@@ -117,9 +117,23 @@ func (p *page) open(path string) {
 	p.run(30*time.Second, "open "+path, chromedp.Navigate(env.url+path))
 }
 
+// click clicks sel once visible. A live update may replace the element
+// between finding and clicking it: that is retried, a few times at most.
 func (p *page) click(sel string) {
 	p.t.Helper()
-	p.run(30*time.Second, "click "+sel, chromedp.WaitVisible(chromedp.CSS(sel)), chromedp.Click(chromedp.CSS(sel)))
+	var err error
+	for attempt := 0; attempt < 3; attempt++ {
+		ctx, cancel := context.WithTimeout(p.ctx, 30*time.Second)
+		err = chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(sel)), chromedp.Click(chromedp.CSS(sel)))
+		cancel()
+		if err == nil || !strings.Contains(err.Error(), "Could not find node") {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if err != nil {
+		p.fail("click %s: %v", sel, err)
+	}
 }
 
 func (p *page) visible(sel string, timeout time.Duration) {

@@ -120,45 +120,69 @@ export function appsView(main) {
     });
   }
 
-  function checkboxGroup(title, key, values, counts, render) {
+  let filterSig = '';
+  const countEls = new Map();
+
+  function checkboxGroup(title, key, values, render) {
     return h('div', {class: 'filter-group'},
       h('h3', null, title),
       values.length === 0 ? h('div', {class: 'muted small'}, 'None') : null,
-      values.map((v) => h('label', {class: 'check'},
-        h('input', {type: 'checkbox', checked: prefs[key].includes(v), testid: 'filter-' + key + '-' + v,
-          onchange: (e) => {
-            prefs[key] = e.target.checked ? [...prefs[key], v] : prefs[key].filter((x) => x !== v);
-            savePrefs(prefs);
-            schedule();
-          }}),
-        render ? render(v) : h('span', null, v || '(none)'),
-        h('span', {class: 'check-count'}, String(counts[v] || 0)))));
+      values.map((v) => {
+        const count = h('span', {class: 'check-count'});
+        countEls.set(key + '\u0000' + v, count);
+        return h('label', {class: 'check'},
+          h('input', {type: 'checkbox', checked: prefs[key].includes(v), testid: 'filter-' + key + '-' + v,
+            onchange: (e) => {
+              prefs[key] = e.target.checked ? [...prefs[key], v] : prefs[key].filter((x) => x !== v);
+              savePrefs(prefs);
+              schedule();
+            }}),
+          render ? render(v) : h('span', null, v || '(none)'),
+          count);
+      }));
   }
 
+  // drawFilters rebuilds the panel only when its options change, so that a
+  // live update never swaps a checkbox under the pointer or the focus.
   function drawFilters(list) {
-    const tally = (fn) => list.reduce((m, a) => ((m[fn(a)] = (m[fn(a)] || 0) + 1), m), {});
     const projectNames = [...new Set([...projects, ...list.map((a) => a.spec?.project || 'default'), ...prefs.projects])].sort();
     const namespaces = [...new Set([...list.map((a) => destOf(a).namespace), ...prefs.namespaces])].sort();
-    const labels = h('input', {type: 'text', value: prefs.labels, placeholder: 'key=value, key', testid: 'filter-labels',
-      'aria-label': 'Label selector',
-      onchange: (e) => {
-        prefs.labels = e.target.value;
-        savePrefs(prefs);
-        schedule();
-      }});
     const active = prefs.sync.length + prefs.health.length + prefs.projects.length + prefs.namespaces.length + (prefs.labels ? 1 : 0);
-    mount(filters,
-      h('div', {class: 'filter-head'}, h('h2', null, 'Filters'),
-        active ? h('button', {class: 'btn btn-ghost btn-small', testid: 'filter-clear', onclick: () => {
-          Object.assign(prefs, {sync: [], health: [], projects: [], namespaces: [], labels: ''});
+    const sig = JSON.stringify([projectNames, namespaces, active > 0, prefs.sync, prefs.health, prefs.projects, prefs.namespaces, prefs.labels]);
+    if (sig !== filterSig) {
+      filterSig = sig;
+      countEls.clear();
+      const labels = h('input', {type: 'text', value: prefs.labels, placeholder: 'key=value, key', testid: 'filter-labels',
+        'aria-label': 'Label selector',
+        onchange: (e) => {
+          prefs.labels = e.target.value;
           savePrefs(prefs);
           schedule();
-        }}, 'Clear') : null),
-      checkboxGroup('Sync status', 'sync', SYNC_STATES, tally(syncOf), (v) => syncBadge(v)),
-      checkboxGroup('Health status', 'health', HEALTH_STATES, tally(healthOf), (v) => healthBadge(v)),
-      h('div', {class: 'filter-group'}, h('h3', null, 'Labels'), labels),
-      checkboxGroup('Projects', 'projects', projectNames, tally((a) => a.spec?.project || 'default')),
-      checkboxGroup('Namespaces', 'namespaces', namespaces, tally((a) => destOf(a).namespace)));
+        }});
+      mount(filters,
+        h('div', {class: 'filter-head'}, h('h2', null, 'Filters'),
+          active ? h('button', {class: 'btn btn-ghost btn-small', testid: 'filter-clear', onclick: () => {
+            Object.assign(prefs, {sync: [], health: [], projects: [], namespaces: [], labels: ''});
+            savePrefs(prefs);
+            schedule();
+          }}, 'Clear') : null),
+        checkboxGroup('Sync status', 'sync', SYNC_STATES, (v) => syncBadge(v)),
+        checkboxGroup('Health status', 'health', HEALTH_STATES, (v) => healthBadge(v)),
+        h('div', {class: 'filter-group'}, h('h3', null, 'Labels'), labels),
+        checkboxGroup('Projects', 'projects', projectNames),
+        checkboxGroup('Namespaces', 'namespaces', namespaces));
+    }
+    const tally = {sync: {}, health: {}, projects: {}, namespaces: {}};
+    for (const a of list) {
+      for (const [k, v] of [['sync', syncOf(a)], ['health', healthOf(a)], ['projects', a.spec?.project || 'default'], ['namespaces', destOf(a).namespace]]) {
+        tally[k][v] = (tally[k][v] || 0) + 1;
+      }
+    }
+    for (const [key, el] of countEls) {
+      const [group, value] = key.split('\u0000');
+      const n = String(tally[group][value] || 0);
+      if (el.textContent !== n) el.textContent = n;
+    }
   }
 
   function tile(app) {
@@ -195,6 +219,34 @@ export function appsView(main) {
       h('td', {class: 'hide-sm'}, dest.cluster + '/' + dest.namespace));
   }
 
+  // Elements per app, reused while the app (its resourceVersion) and the
+  // view are unchanged, so live updates only touch what changed.
+  const cache = new Map();
+  function cached(app, make) {
+    const key = prefs.view + '/' + app.metadata.name;
+    const rv = app.metadata.resourceVersion || JSON.stringify(app.status || {});
+    if (cache.size > 2 * apps.size + 20) cache.clear(); // forget deleted apps now and then
+    const hit = cache.get(key);
+    if (hit && hit.rv === rv) return hit.el;
+    const el = make(app);
+    cache.set(key, {rv, el});
+    return el;
+  }
+
+  // show puts the elements in container unless it holds exactly them already.
+  function show(container, els) {
+    const cur = container.children;
+    if (cur.length === els.length && els.every((el, i) => cur[i] === el)) return;
+    mount(container, els);
+  }
+
+  const tilesEl = h('div', {class: 'tiles', testid: 'app-tiles'});
+  const rowsEl = h('tbody');
+  const tableEl = h('div', {class: 'table-wrap'}, h('table', {class: 'table', testid: 'app-list'},
+    h('thead', null, h('tr', null, h('th', null, 'Name'), h('th', {class: 'hide-sm'}, 'Project'), h('th', null, 'Status'),
+      h('th', {class: 'hide-sm'}, 'Source'), h('th', {class: 'hide-sm'}, 'Revision'), h('th', {class: 'hide-sm'}, 'Destination'))),
+    rowsEl));
+
   function draw() {
     const list = [...apps.values()].sort((a, b) => a.metadata.name.localeCompare(b.metadata.name));
     drawFilters(list);
@@ -218,12 +270,11 @@ export function appsView(main) {
       return;
     }
     if (prefs.view === 'list') {
-      mount(results, h('div', {class: 'table-wrap'}, h('table', {class: 'table', testid: 'app-list'},
-        h('thead', null, h('tr', null, h('th', null, 'Name'), h('th', {class: 'hide-sm'}, 'Project'), h('th', null, 'Status'),
-          h('th', {class: 'hide-sm'}, 'Source'), h('th', {class: 'hide-sm'}, 'Revision'), h('th', {class: 'hide-sm'}, 'Destination'))),
-        h('tbody', null, shown.map(listRow)))));
+      show(rowsEl, shown.map((a) => cached(a, listRow)));
+      show(results, [tableEl]);
     } else {
-      mount(results, h('div', {class: 'tiles', testid: 'app-tiles'}, shown.map(tile)));
+      show(tilesEl, shown.map((a) => cached(a, tile)));
+      show(results, [tilesEl]);
     }
   }
 
