@@ -26,7 +26,8 @@ func TestAppThroughAPIServer(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	c := kube(t)
-	addr, password := startAPIServer(t, appNamespace)
+	srv := startAPIServer(t, appNamespace)
+	addr, password := srv.addr, srv.password
 	addViewer(t, c, appNamespace, "viewer", "viewer-password")
 
 	admin := filepath.Join(t.TempDir(), "admin")
@@ -90,6 +91,9 @@ func TestAppThroughAPIServer(t *testing.T) {
 
 	out = mustAdmin("sync", name, "--timeout", "60s")
 	wantContains(t, out, "Phase:", "Succeeded", "ConfigMap", "Synced")
+	if srv.streams.Load() == 0 {
+		t.Error("the sync did not follow the application stream")
+	}
 	var cm corev1.ConfigMap
 	if err := c.Get(ctx, client.ObjectKey{Namespace: dest, Name: "settings"}, &cm); err != nil || cm.Data["level"] != "info" {
 		t.Fatalf("ConfigMap after sync: %v %v", err, cm.Data)

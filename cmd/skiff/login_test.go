@@ -5,11 +5,13 @@ import (
 	"net"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/dynamic"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/skiffcd/skiff/internal/cli/appcli"
@@ -22,7 +24,8 @@ import (
 // against a real API server: the session is saved in the config file, the
 // password change logs in again, logout forgets the token.
 func TestLoginAccountAndLogout(t *testing.T) {
-	addr, password := startAPIServer(t, cluster.Namespace(t))
+	srv := startAPIServer(t, cluster.Namespace(t))
+	addr, password := srv.addr, srv.password
 	config := filepath.Join(t.TempDir(), "config")
 
 	if _, err := runSkiff("login", addr, "--password", "wrong", "--insecure-skip-tls-verify", "--config", config); err == nil ||
@@ -59,14 +62,36 @@ func TestLoginAccountAndLogout(t *testing.T) {
 	}
 }
 
+// apiServer is a running API server of a test.
+type apiServer struct {
+	addr, password string
+	// streams counts the event streams' informer requests.
+	streams *atomic.Int64
+}
+
+// countingInformers counts the informers the event streams ask for.
+type countingInformers struct {
+	cache.Informers
+	n *atomic.Int64
+}
+
+func (c countingInformers) GetInformer(ctx context.Context, obj client.Object, opts ...cache.InformerGetOption) (cache.Informer, error) {
+	c.n.Add(1)
+	return c.Informers.GetInformer(ctx, obj, opts...)
+}
+
 // startAPIServer runs the real API server on 127.0.0.1 for the
 // configuration and Applications of ns until the test ends, rendering
-// with a repo server of its own, and returns its address and the initial
-// admin password.
-func startAPIServer(t *testing.T, ns string) (addr, password string) {
+// with a repo server of its own and streaming from informers of ns, and
+// returns its address and the initial admin password.
+func startAPIServer(t *testing.T, ns string) apiServer {
 	t.Helper()
 	c := kube(t)
 	dyn, err := dynamic.NewForConfig(cluster.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	informers, err := cache.New(cluster.Config, cache.Options{Scheme: c.Scheme(), DefaultNamespaces: map[string]cache.Config{ns: {}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,22 +99,30 @@ func startAPIServer(t *testing.T, ns string) (addr, password string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	streams := &atomic.Int64{}
 	s := &server.Server{
 		Client: c, Namespace: ns,
 		Repo: appcli.NewRepoServer(t.TempDir(), source.Credentials{}), Dynamic: dyn, Mapper: c.RESTMapper(),
+		Informers: countingInformers{Informers: informers, n: streams},
 	}
 	s.Options.Listener = ln
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
+	done := make(chan error, 2)
 	go func() { done <- s.Start(ctx) }()
+	go func() { done <- informers.Start(ctx) }()
 	t.Cleanup(func() {
 		cancel()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			t.Error("the API server did not stop within 10 s")
+		timeout := time.After(10 * time.Second)
+		for range 2 {
+			select {
+			case <-done:
+			case <-timeout:
+				t.Error("the API server or its informers did not stop within 10 s")
+				return
+			}
 		}
 	})
+	var password string
 	waitFor(t, "the initial admin password", func(ctx context.Context) (bool, error) {
 		var secret corev1.Secret
 		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: server.InitialAdminSecretName}, &secret); err != nil {
@@ -98,5 +131,5 @@ func startAPIServer(t *testing.T, ns string) (addr, password string) {
 		password = string(secret.Data["password"])
 		return password != "", nil
 	})
-	return ln.Addr().String(), password
+	return apiServer{addr: ln.Addr().String(), password: password, streams: streams}
 }

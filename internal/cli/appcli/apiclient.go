@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/util/retry"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
 	"github.com/skiffcd/skiff/internal/cli/sessioncli"
@@ -69,6 +70,17 @@ func wrap(err error, what string) error {
 		return err
 	}
 	return fmt.Errorf("%s: %w", what, err)
+}
+
+// retryChanged repeats call, for about a second and a half, while the
+// server answers that the Application changed meanwhile: it read it from
+// a cache behind the last write. Other conflicts (another operation in
+// progress) are answers.
+func retryChanged(call func() error) error {
+	return retry.OnError(ChangedBackoff, func(err error) bool {
+		var s *ServerError
+		return errors.As(err, &s) && s.Code == http.StatusConflict && strings.Contains(s.Message, "changed meanwhile")
+	}, call)
 }
 
 func appPath(name string, parts ...string) string {
@@ -147,7 +159,8 @@ func (a *API) Sync(ctx context.Context, name string, op *v1alpha1.SyncOperation)
 	}
 	body := syncBody{Revision: op.Revision, Prune: op.Prune, DryRun: op.DryRun, Resources: op.Resources}
 	app := &v1alpha1.Application{}
-	if err := a.call(ctx, http.MethodPost, appPath(name, "/sync"), body, app); err != nil {
+	err := retryChanged(func() error { return a.call(ctx, http.MethodPost, appPath(name, "/sync"), body, app) })
+	if err != nil {
 		return nil, wrap(err, "syncing application "+name)
 	}
 	return app, nil
@@ -163,7 +176,8 @@ func (a *API) Rollback(ctx context.Context, name string, id int64, prune bool) (
 		body.ID = &id
 	}
 	app := &v1alpha1.Application{}
-	if err := a.call(ctx, http.MethodPost, appPath(name, "/rollback"), body, app); err != nil {
+	err := retryChanged(func() error { return a.call(ctx, http.MethodPost, appPath(name, "/rollback"), body, app) })
+	if err != nil {
 		return nil, wrap(err, "rolling back application "+name)
 	}
 	return app, nil
@@ -190,7 +204,8 @@ func (a *API) Delete(ctx context.Context, name string, cascade bool, propagation
 	if cascade && propagation != "" {
 		q.Set("propagationPolicy", strings.ToLower(propagation))
 	}
-	if err := a.call(ctx, http.MethodDelete, appPath(name)+"?"+q.Encode(), nil, nil); err != nil {
+	err := retryChanged(func() error { return a.call(ctx, http.MethodDelete, appPath(name)+"?"+q.Encode(), nil, nil) })
+	if err != nil {
 		return wrap(err, "deleting application "+name)
 	}
 	return nil

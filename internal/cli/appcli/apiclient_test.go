@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
@@ -215,5 +216,36 @@ func TestAPIDiffAndManifests(t *testing.T) {
 	objs, err := a.Manifests(context.Background(), "web", "")
 	if err != nil || len(objs) != 1 || objs[0].GetKind() != "ConfigMap" || objs[0].GetName() != "settings" {
 		t.Errorf("manifests %v (%v)", objs, err)
+	}
+}
+
+// A 409 because the server read a stale Application is tried again; one
+// because another operation runs is the answer.
+func TestAPIRetriesStaleConflicts(t *testing.T) {
+	for _, tc := range []struct {
+		message  string
+		failures int32
+		wantErr  bool
+		wantSent int32
+	}{
+		{message: "the application changed meanwhile: try again", failures: 2, wantSent: 3},
+		{message: "another operation is already in progress", failures: 2, wantErr: true, wantSent: 1},
+		{message: "the application changed meanwhile: try again", failures: 100, wantErr: true, wantSent: int32(ChangedBackoff.Steps)},
+	} {
+		var sent atomic.Int32
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			if sent.Add(1) <= tc.failures {
+				w.WriteHeader(http.StatusConflict)
+				_ = json.NewEncoder(w).Encode(map[string]any{"error": tc.message, "code": 409})
+				return
+			}
+			_, _ = io.WriteString(w, "{}")
+		}))
+		a := &API{Client: sessioncli.NewClient(&sessioncli.Config{Server: srv.URL, Token: "t"})}
+		err := a.Delete(context.Background(), "web", true, "")
+		srv.Close()
+		if (err != nil) != tc.wantErr || sent.Load() != tc.wantSent {
+			t.Errorf("%q %d times: %v after %d requests, want error %v after %d", tc.message, tc.failures, err, sent.Load(), tc.wantErr, tc.wantSent)
+		}
 	}
 }

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/util/retry"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
@@ -97,10 +99,15 @@ func CreateApp(ctx context.Context, b Backend, app *v1alpha1.Application, upsert
 	return Updated, nil
 }
 
+// ChangedBackoff paces the retries of a write refused because the
+// Application changed meanwhile: 50 ms doubling, about 1.5 s in all.
+var ChangedBackoff = wait.Backoff{Steps: 6, Duration: 50 * time.Millisecond, Factor: 2, Jitter: 0.1}
+
 // EditApp reads the Application name, changes it with edit and writes it
-// back, reading again when it changed meanwhile.
+// back, reading again when it changed meanwhile (for about a second and a
+// half: the API server reads through a cache that may be behind).
 func EditApp(ctx context.Context, b Backend, name string, edit func(*v1alpha1.Application) error) error {
-	return retry.OnError(retry.DefaultRetry, IsConflict, func() error {
+	return retry.OnError(ChangedBackoff, IsConflict, func() error {
 		app, err := b.Get(ctx, name, "")
 		if err != nil {
 			return err

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
+	"github.com/skiffcd/skiff/internal/controller/application"
 )
 
 // Scheme returns a scheme with the built-in kinds and Skiff's API.
@@ -160,16 +161,38 @@ type Waiter struct {
 	OnUpdate func(*v1alpha1.Application)
 }
 
-// Until polls the Application name until done holds, ctx ends (ErrTimeout when it ran out of
-// time) or done returns an error, and returns the last version read.
+// Until follows the Application name until done holds, ctx ends
+// (ErrTimeout when it ran out of time) or done returns an error, and
+// returns the last version seen. It follows a Watcher's stream, or reads
+// every Interval when the Backend has none or its stream fails.
 func (w Waiter) Until(ctx context.Context, name string, done func(*v1alpha1.Application) (bool, error)) (*v1alpha1.Application, error) {
+	var app *v1alpha1.Application
+	see := func(read *v1alpha1.Application) (bool, error) {
+		app = read
+		if w.OnUpdate != nil {
+			w.OnUpdate(app)
+		}
+		return done(app)
+	}
+	if watcher, ok := w.Backend.(Watcher); ok {
+		err := watcher.Watch(ctx, name, see)
+		var streamErr *StreamError
+		switch {
+		case err == nil:
+			return app, nil
+		case ctx.Err() != nil:
+			return app, ended(ctx)
+		case !errors.As(err, &streamErr):
+			return app, err
+		}
+		// The stream failed: read instead.
+	}
 	interval := w.Interval
 	if interval == 0 {
 		interval = 500 * time.Millisecond
 	}
 	ticker := time.NewTicker(interval)
 	defer ticker.Stop()
-	var app *v1alpha1.Application
 	for {
 		// Each read gets its own short deadline: the client's rate limiter
 		// fails early on a wait's deadline, which is not a read error.
@@ -179,22 +202,24 @@ func (w Waiter) Until(ctx context.Context, name string, done func(*v1alpha1.Appl
 		if err != nil {
 			return app, err
 		}
-		app = read
-		if w.OnUpdate != nil {
-			w.OnUpdate(app)
-		}
-		if ok, err := done(app); err != nil || ok {
+		if ok, err := see(read); err != nil || ok {
 			return app, err
 		}
 		select {
 		case <-ctx.Done():
-			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-				return app, ErrTimeout
-			}
-			return app, ctx.Err()
+			return app, ended(ctx)
 		case <-ticker.C:
 		}
 	}
+}
+
+// ended is the error of a wait whose ctx ended: ErrTimeout when it ran
+// out of time.
+func ended(ctx context.Context) error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return ErrTimeout
+	}
+	return ctx.Err()
 }
 
 // Wait waits until the Application name meets conds.
@@ -211,15 +236,43 @@ func (w Waiter) Wait(ctx context.Context, name string, conds Conditions) (*v1alp
 // Application as the request wrote it: a read older than the request (a
 // server's cache may lag behind its writes) shows no operation but the
 // state of the previous one, which is not taken for the requested one's.
+//
+// Like argocd it also waits for a comparison after the operation, so that
+// the resources' status is the one the operation left: timestamps have
+// seconds only, so unless the app was compared in a later second it asks
+// for a refresh and waits for a version compared after the one that
+// finished the operation.
 func (w Waiter) WaitOperation(ctx context.Context, name string, requested *v1alpha1.Application) (*v1alpha1.Application, error) {
 	previous := requested.Status.OperationState
 	started := false
+	finishedVersion := ""
 	app, err := w.Until(ctx, name, func(app *v1alpha1.Application) (bool, error) {
 		if OperationRunning(app) {
 			started = true
 			return false, nil
 		}
-		return started || !sameOperationState(app.Status.OperationState, previous), nil
+		if !started && sameOperationState(app.Status.OperationState, previous) {
+			return false, nil
+		}
+		s := app.Status.OperationState
+		if s == nil || s.FinishedAt == nil {
+			return true, nil
+		}
+		compared := app.Status.ReconciledAt
+		if finishedVersion == "" {
+			finishedVersion = app.ResourceVersion
+			if compared != nil && compared.After(s.FinishedAt.Time) {
+				return true, nil
+			}
+			refreshCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+			defer cancel()
+			if _, err := w.Backend.Get(refreshCtx, name, "normal"); err != nil {
+				return true, nil // the status as it is, then
+			}
+			return false, nil
+		}
+		return app.ResourceVersion != finishedVersion && app.Annotations[application.AnnotationRefresh] == "" &&
+			compared != nil && !compared.Before(s.FinishedAt), nil
 	})
 	if errors.Is(err, ErrTimeout) {
 		return app, fmt.Errorf("waiting for the operation on application %s: %w", name, err)

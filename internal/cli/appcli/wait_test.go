@@ -12,14 +12,19 @@ import (
 )
 
 // reads is a Backend whose Get answers the versions in turn, the last one
-// for ever.
+// for ever; it counts the refreshes asked for apart.
 type reads struct {
 	Backend
-	versions []*v1alpha1.Application
-	n        int
+	versions  []*v1alpha1.Application
+	n         int
+	refreshes int
 }
 
-func (r *reads) Get(context.Context, string, string) (*v1alpha1.Application, error) {
+func (r *reads) Get(_ context.Context, _, refresh string) (*v1alpha1.Application, error) {
+	if refresh != "" {
+		r.refreshes++
+		return nil, nil
+	}
 	app := r.versions[min(r.n, len(r.versions)-1)]
 	r.n++
 	return app.DeepCopy(), nil
@@ -32,6 +37,8 @@ func withState(phase v1alpha1.OperationPhase, started time.Time, finished bool, 
 	if finished {
 		at := metav1.NewTime(started.Add(time.Second))
 		s.FinishedAt = &at
+		compared := metav1.NewTime(at.Add(time.Second)) // in the next second
+		app.Status.ReconciledAt = &compared
 	}
 	app.Status.OperationState = s
 	if op {
@@ -41,7 +48,8 @@ func withState(phase v1alpha1.OperationPhase, started time.Time, finished bool, 
 }
 
 // WaitOperation does not take the previous operation's state, read from a
-// cache behind the request, for the requested one's.
+// cache behind the request, for the requested one's, and waits for a
+// comparison after the operation.
 func TestWaitOperationIgnoresReadsOlderThanTheRequest(t *testing.T) {
 	t0 := time.Date(2026, 12, 4, 8, 0, 0, 0, time.UTC)
 	previous := withState(v1alpha1.OperationSucceeded, t0, true, false)
@@ -49,15 +57,27 @@ func TestWaitOperationIgnoresReadsOlderThanTheRequest(t *testing.T) {
 	running := withState(v1alpha1.OperationRunning, t0.Add(time.Minute), false, true)
 	failed := withState(v1alpha1.OperationFailed, t0.Add(time.Minute), true, false)
 	failed.Status.OperationState.Message = "boom"
+	// Compared in the second the operation finished: before or after?
+	sameSecond := failed.DeepCopy()
+	sameSecond.ResourceVersion = "10"
+	sameSecond.Status.ReconciledAt = sameSecond.Status.OperationState.FinishedAt
+	refreshing := sameSecond.DeepCopy()
+	refreshing.ResourceVersion = "11"
+	refreshing.Annotations = map[string]string{"argocd.argoproj.io/refresh": "normal"}
+	refreshed := sameSecond.DeepCopy()
+	refreshed.ResourceVersion = "12"
 	tests := map[string]struct {
 		versions []*v1alpha1.Application
 		// requested defaults to an app whose previous operation succeeded.
-		requested *v1alpha1.Application
-		wantPhase v1alpha1.OperationPhase
-		wantReads int
+		requested     *v1alpha1.Application
+		wantPhase     v1alpha1.OperationPhase
+		wantReads     int
+		wantRefreshes int
 	}{
-		"stale, running, done":            {versions: []*v1alpha1.Application{previous, running, failed}, wantPhase: v1alpha1.OperationFailed, wantReads: 3},
-		"stale, then done unseen":         {versions: []*v1alpha1.Application{previous, previous, failed}, wantPhase: v1alpha1.OperationFailed, wantReads: 3},
+		"stale, running, done":    {versions: []*v1alpha1.Application{previous, running, failed}, wantPhase: v1alpha1.OperationFailed, wantReads: 3},
+		"stale, then done unseen": {versions: []*v1alpha1.Application{previous, previous, failed}, wantPhase: v1alpha1.OperationFailed, wantReads: 3},
+		"compared in the same second": {versions: []*v1alpha1.Application{running, sameSecond, sameSecond, refreshing, refreshed},
+			wantPhase: v1alpha1.OperationFailed, wantReads: 5, wantRefreshes: 1},
 		"no stale read":                   {versions: []*v1alpha1.Application{running, failed}, wantPhase: v1alpha1.OperationFailed, wantReads: 2},
 		"the same state after a run":      {versions: []*v1alpha1.Application{running, previous}, wantPhase: v1alpha1.OperationSucceeded, wantReads: 2},
 		"a first operation (none before)": {versions: []*v1alpha1.Application{{}, failed}, requested: &v1alpha1.Application{}, wantPhase: v1alpha1.OperationFailed, wantReads: 2},
@@ -76,8 +96,9 @@ func TestWaitOperationIgnoresReadsOlderThanTheRequest(t *testing.T) {
 			if tc.wantPhase == v1alpha1.OperationSucceeded && err != nil || tc.wantPhase != v1alpha1.OperationSucceeded && !errors.As(err, &opErr) {
 				t.Fatalf("err %v for phase %s", err, tc.wantPhase)
 			}
-			if app.Status.OperationState.Phase != tc.wantPhase || b.n != tc.wantReads {
-				t.Errorf("ended at %s after %d reads, want %s after %d", app.Status.OperationState.Phase, b.n, tc.wantPhase, tc.wantReads)
+			if app.Status.OperationState.Phase != tc.wantPhase || b.n != tc.wantReads || b.refreshes != tc.wantRefreshes {
+				t.Errorf("ended at %s after %d reads and %d refreshes, want %s after %d and %d",
+					app.Status.OperationState.Phase, b.n, b.refreshes, tc.wantPhase, tc.wantReads, tc.wantRefreshes)
 			}
 		})
 	}

@@ -126,40 +126,14 @@ const maxAnswer = 64 << 20
 // decodes the answer into into (nil ignores it); an answer other than 2xx
 // is an *APIError.
 func (c *Client) Call(ctx context.Context, method, path string, body, into any) error {
-	var reader io.Reader
-	if body != nil {
-		data, err := json.Marshal(body)
-		if err != nil {
-			return err
-		}
-		reader = bytes.NewReader(data)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, c.Config.BaseURL()+path, reader)
+	resp, err := c.send(ctx, c.HTTP, method, path, body)
 	if err != nil {
 		return err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	if c.Config.Token != "" {
-		req.Header.Set("Authorization", "Bearer "+c.Config.Token)
-	}
-	resp, err := c.HTTP.Do(req)
-	if err != nil {
-		return fmt.Errorf("%s %s: %w", method, path, err)
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
 	if err != nil {
 		return fmt.Errorf("%s %s: %w", method, path, err)
-	}
-	if resp.StatusCode/100 != 2 {
-		apiErr := &APIError{Server: c.Config.Server, Method: method, Path: path, StatusCode: resp.StatusCode, Status: resp.Status}
-		var e struct {
-			Error string `json:"error"`
-		}
-		if json.Unmarshal(data, &e) == nil {
-			apiErr.Message = e.Error
-		}
-		return apiErr
 	}
 	if into != nil {
 		if err := json.Unmarshal(data, into); err != nil {
@@ -167,6 +141,51 @@ func (c *Client) Call(ctx context.Context, method, path string, body, into any) 
 		}
 	}
 	return nil
+}
+
+// Stream GETs path and returns the open answer, for a stream of events:
+// unlike Call, no time limit applies but ctx's. The caller closes the body.
+func (c *Client) Stream(ctx context.Context, path string) (*http.Response, error) {
+	streaming := *c.HTTP
+	streaming.Timeout = 0
+	return c.send(ctx, &streaming, http.MethodGet, path, nil)
+}
+
+// send sends body (nil for none) as JSON with the session's token; an
+// answer other than 2xx is an *APIError.
+func (c *Client) send(ctx context.Context, hc *http.Client, method, path string, body any) (*http.Response, error) {
+	var reader io.Reader
+	if body != nil {
+		data, err := json.Marshal(body)
+		if err != nil {
+			return nil, err
+		}
+		reader = bytes.NewReader(data)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.Config.BaseURL()+path, reader)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if c.Config.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.Config.Token)
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", method, path, err)
+	}
+	if resp.StatusCode/100 == 2 {
+		return resp, nil
+	}
+	defer resp.Body.Close()
+	apiErr := &APIError{Server: c.Config.Server, Method: method, Path: path, StatusCode: resp.StatusCode, Status: resp.Status}
+	var e struct {
+		Error string `json:"error"`
+	}
+	if data, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20)); err == nil && json.Unmarshal(data, &e) == nil {
+		apiErr.Message = e.Error
+	}
+	return nil, apiErr
 }
 
 // Login opens a session and keeps its token in the Config.
