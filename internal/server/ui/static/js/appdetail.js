@@ -27,11 +27,19 @@ export function appView(main, [name]) {
   const tabs = h('nav', {class: 'tabs', role: 'tablist'});
   const body = h('section', {class: 'tab-body', id: 'app-tab-body'});
   mount(main, header, summary, tabs, body);
+  // Signatures of what header, tabs and body show: live updates redraw a
+  // part only when it changes, so a button is never swapped mid-click.
+  let headerSig = '';
+  let tabsSig = '';
+  let bodySig = '';
 
   // --- header and summary ---------------------------------------------------
   function drawHeader() {
     const app = st.app;
     const running = app?.status?.operationState?.phase === 'Running' || (app?.operation && !app?.status?.operationState?.finishedAt);
+    const sig = JSON.stringify([!!app, st.deleted, !!running, st.perms, st.permsLoaded]);
+    if (sig === headerSig) return;
+    headerSig = sig;
     const actions = h('div', {class: 'topbar-actions', testid: 'app-actions', dataset: {perms: st.permsLoaded ? 'loaded' : 'pending'}},
       st.perms.sync ? h('button', {class: 'btn btn-primary', id: 'app-sync', testid: 'sync-button', disabled: !app || st.deleted, onclick: openSync}, 'Sync') : null,
       h('button', {class: 'btn', id: 'app-refresh', testid: 'refresh-button', disabled: !app || st.deleted, onclick: refresh}, 'Refresh'),
@@ -90,6 +98,8 @@ export function appView(main, [name]) {
   // --- tabs -------------------------------------------------------------------
   const TABS = [['tree', 'Resources'], ['diff', 'Diff'], ['events', 'Events'], ['history', 'History']];
   function drawTabs() {
+    if (tabsSig === st.tab) return;
+    tabsSig = st.tab;
     mount(tabs, TABS.map(([id, label]) => h('button', {
       class: 'tab' + (st.tab === id ? ' active' : ''), role: 'tab', 'aria-selected': String(st.tab === id),
       id: 'tab-' + id, testid: 'tab-' + id, onclick: () => selectTab(id),
@@ -98,6 +108,7 @@ export function appView(main, [name]) {
 
   function selectTab(id) {
     st.tab = id;
+    bodySig = '';
     drawTabs();
     drawBody();
   }
@@ -166,6 +177,9 @@ export function appView(main, [name]) {
       return;
     }
     const model = treeModel();
+    const sig = 'tree:' + JSON.stringify([st.treeError, st.node?.id, model.nodes.map((n) => [n.id, n.kind, n.name, n.depth, n.row, n.health?.status, n.sync, n.info, !!n.missing])]);
+    if (sig === bodySig) return;
+    bodySig = sig;
     const width = model.cols * (NODE_W + COL_GAP);
     const height = model.rows * (NODE_H + ROW_GAP);
     const pos = (n) => ({x: n.depth * (NODE_W + COL_GAP), y: n.row * (NODE_H + ROW_GAP)});
@@ -318,6 +332,9 @@ export function appView(main, [name]) {
     const app = st.app;
     const hist = [...(app?.status?.history || [])].reverse();
     const auto = !!app?.spec?.syncPolicy?.automated;
+    const sig = 'history:' + JSON.stringify([hist, auto, st.perms.sync, st.deleted]);
+    if (sig === bodySig) return;
+    bodySig = sig;
     if (hist.length === 0) {
       mount(body, h('div', {class: 'empty', testid: 'history-empty'}, h('h2', null, 'No history yet'), h('p', {class: 'muted'}, 'Each successful sync is recorded here.')));
       return;

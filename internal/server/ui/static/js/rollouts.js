@@ -135,6 +135,11 @@ export function rolloutView(main, [ns, name]) {
   const content = h('div', {class: 'rollout-page'});
   mount(main, header, content);
 
+  // Signatures of the header and the content: a poll that changed nothing
+  // redraws nothing, and the buttons are redrawn only when they change.
+  let headerSig = '';
+  let contentSig = '';
+
   function draw() {
     const ro = data?.rollout;
     const actions = data?.actions || {};
@@ -142,6 +147,18 @@ export function rolloutView(main, [ns, name]) {
     const aborted = !!status.abort;
     const paused = !!(ro?.spec?.paused || status.pauseConditions?.length || status.controllerPause);
     const applicable = {promote: !aborted, 'promote-full': !aborted, abort: !aborted && phaseOf(ro || {}) !== 'Healthy', retry: aborted, pause: !paused && !aborted, restart: true};
+    const hsig = JSON.stringify([!!ro, actions, applicable, busy]);
+    const csig = JSON.stringify([data, error]);
+    if (hsig !== headerSig) {
+      headerSig = hsig;
+      drawHeader(ro, actions, applicable);
+    }
+    if (csig === contentSig) return;
+    contentSig = csig;
+    drawContent(ro, status, aborted);
+  }
+
+  function drawHeader(ro, actions, applicable) {
     mount(header,
       h('div', {class: 'topbar-title'},
         h('div', {class: 'crumbs'}, link('/rollouts', null, 'Rollouts'), h('span', null, ' / ' + ns + ' / ')),
@@ -149,6 +166,9 @@ export function rolloutView(main, [ns, name]) {
       h('div', {class: 'topbar-actions', testid: 'rollout-actions'}, ro ? ACTIONS.filter(([a]) => actions[a]).map(([a, label, cls, help]) =>
         h('button', {class: 'btn ' + cls, testid: 'rollout-' + a, id: 'rollout-' + a, title: help, disabled: busy || !applicable[a],
           onclick: () => act(a, label, help)}, label)) : null));
+  }
+
+  function drawContent(ro, status, aborted) {
     if (!ro) {
       mount(content, error ? h('div', {class: 'alert alert-error', testid: 'rollout-error'}, error) : h('div', {class: 'loading'}, 'Loading…'));
       return;
