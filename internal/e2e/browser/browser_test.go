@@ -19,7 +19,7 @@ type page struct {
 	ctx context.Context
 
 	mu         sync.Mutex
-	exceptions []string // uncaught JavaScript errors fail the test
+	exceptions []string // uncaught JavaScript errors and CSP violations fail the test
 }
 
 // newPage starts a headless Chromium with a fresh profile, stopped when the
@@ -73,6 +73,11 @@ func newPage(t *testing.T, width, height int) *page {
 				p.mu.Lock()
 				p.exceptions = append(p.exceptions, m.Text)
 				p.mu.Unlock()
+			case strings.Contains(m.Text, "Content Security Policy"):
+				// The UI must work under its own CSP: a violation is a bug.
+				p.mu.Lock()
+				p.exceptions = append(p.exceptions, m.Text)
+				p.mu.Unlock()
 			case m.Type == chromedp.ConsoleError:
 				// CSP violations and failed requests (a 404 of an API the
 				// server lacks is expected: the UI says "not available").
@@ -87,7 +92,7 @@ func newPage(t *testing.T, width, height int) *page {
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		for _, e := range p.exceptions {
-			t.Errorf("uncaught JavaScript exception: %s", e)
+			t.Errorf("in the browser: %s", e)
 		}
 	})
 	return p
@@ -278,4 +283,14 @@ func (p *page) clearInput(sel string) {
 	if _, err := eval[bool](p, js); err != nil {
 		p.fail("clear %s: %v", sel, err)
 	}
+}
+
+// count is how many elements match sel.
+func (p *page) count(sel string) int {
+	p.t.Helper()
+	n, err := eval[int](p, fmt.Sprintf(`document.querySelectorAll(%s).length`, jsString(sel)))
+	if err != nil {
+		p.fail("count %s: %v", sel, err)
+	}
+	return n
 }

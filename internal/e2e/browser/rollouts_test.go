@@ -67,6 +67,17 @@ func TestRolloutPromote(t *testing.T) {
 	p.screenshot("03-promoted")
 	p.viewport(390, 844)
 	p.screenshot("04-phone")
+
+	// A readonly user sees the rollout but none of its actions.
+	addReadonlyUser(t, "ro", "ro-password-1")
+	ro2 := newPage(t, 1280, 800)
+	ro2.login("ro", "ro-password-1")
+	ro2.open("/rollouts/" + ns + "/rollouts-demo")
+	ro2.until("the rollout Healthy", attrIs(tid("rollout-phase"), "data-status", "Healthy"), 30*time.Second)
+	ro2.screenshot("05-readonly")
+	if n := ro2.count(tid("rollout-actions") + " button"); n != 0 {
+		t.Errorf("a readonly user sees %d rollout actions", n)
+	}
 	waitRollout(t, ro, "Healthy on the new image", func(r *v1alpha1.Rollout) bool {
 		return r.Status.Phase == v1alpha1.RolloutPhaseHealthy && r.Status.StableRS == r.Status.CurrentPodHash
 	})
