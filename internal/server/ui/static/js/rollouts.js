@@ -32,7 +32,7 @@ function currentWeight(ro) {
   if (w?.canary) return {canary: w.canary.weight || 0, stable: w.stable?.weight ?? 100 - (w.canary.weight || 0)};
   const steps = stepsOf(ro);
   const idx = ro.status?.currentStepIndex ?? steps.length;
-  if (idx >= steps.length) return {canary: 100, stable: 0, done: true};
+  if (idx >= steps.length) return {canary: 0, stable: 100, done: true}; // complete: the new revision is stable
   let weight = 0;
   for (let i = 0; i < Math.min(idx + 1, steps.length); i++) {
     if (steps[i].setWeight !== undefined) weight = steps[i].setWeight;
@@ -146,7 +146,8 @@ export function rolloutView(main, [ns, name]) {
     const status = ro?.status || {};
     const aborted = !!status.abort;
     const paused = !!(ro?.spec?.paused || status.pauseConditions?.length || status.controllerPause);
-    const applicable = {promote: !aborted, 'promote-full': !aborted, abort: !aborted && phaseOf(ro || {}) !== 'Healthy', retry: aborted, pause: !paused && !aborted, restart: true};
+    const settled = phaseOf(ro || {}) === 'Healthy' && !paused;
+    const applicable = {promote: !aborted && !settled, 'promote-full': !aborted && !settled, abort: !aborted && phaseOf(ro || {}) !== 'Healthy', retry: aborted, pause: !paused && !aborted, restart: true};
     const hsig = JSON.stringify([!!ro, actions, applicable, busy]);
     const csig = JSON.stringify([data, error]);
     if (hsig !== headerSig) {
