@@ -51,7 +51,7 @@ func (a *appContext) client() (client.Client, *rest.Config, error) {
 	return c, cfg, nil
 }
 
-// session settles where the commands go: the API server of --server
+// apiSession settles where the commands go: the API server of --server
 // ($SKIFF_SERVER) or of the saved login, or nil for the cluster of the
 // kubeconfig (--core, an explicit --kubeconfig, or no session saved).
 func (a *appContext) apiSession() (*sessioncli.Config, error) {
@@ -114,6 +114,9 @@ func (a *appContext) backend() (appcli.Backend, error) {
 	}
 	c, rc, err := a.client()
 	if err != nil {
+		if !a.core && !a.flags.Changed("kubeconfig") {
+			return nil, fmt.Errorf("not logged in (skiff login SERVER) and %w", err)
+		}
 		return nil, err
 	}
 	return &appcli.Kube{

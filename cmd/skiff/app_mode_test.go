@@ -70,6 +70,12 @@ func TestAppMode(t *testing.T) {
 			}
 		})
 	}
+	// Without a session or a cluster, both ways are named.
+	t.Setenv("KUBECONFIG", filepath.Join(t.TempDir(), "none"))
+	t.Setenv("KUBERNETES_SERVICE_HOST", "")
+	if _, err := runSkiff("app", "list", "--config", none); err == nil || !strings.HasPrefix(err.Error(), "not logged in (skiff login SERVER) and finding a cluster") {
+		t.Errorf("list without a session or a cluster: %v", err)
+	}
 	// Through cobra: the subcommand sees the persistent --kubeconfig as given.
 	if _, err := runSkiff("app", "list", "--config", saved, "--kubeconfig", filepath.Join(t.TempDir(), "missing")); err == nil ||
 		!strings.Contains(err.Error(), "missing") {
