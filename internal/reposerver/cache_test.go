@@ -10,6 +10,7 @@ import (
 	"github.com/skiffcd/skiff/api/v1alpha1"
 	"github.com/skiffcd/skiff/internal/source"
 	"github.com/skiffcd/skiff/internal/source/helmrepo"
+	"github.com/skiffcd/skiff/internal/testgit"
 )
 
 func newTestServer(t *testing.T, clock *fakeClock, opts Options) (*Server, *source.Cache) {
@@ -30,12 +31,12 @@ func request(repoURL, path string) Request {
 // and over: that must cost neither git network calls nor renders.
 func TestSecondRenderOfTheSameCommitMakesNoGitCallAndNoRender(t *testing.T) {
 	ctx := context.Background()
-	repo := newTestRepo(t)
-	sha := repo.commit(map[string]string{"app/cm.yaml": configMapYAML})
+	repo := testgit.New(t)
+	sha := repo.Commit(map[string]string{"app/cm.yaml": configMapYAML})
 	clock := &fakeClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	server, git := newTestServer(t, clock, Options{RevisionTTL: time.Minute})
 
-	first, err := server.Manifests(ctx, request(repo.url(), "app"))
+	first, err := server.Manifests(ctx, request(repo.URL(), "app"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +45,7 @@ func TestSecondRenderOfTheSameCommitMakesNoGitCallAndNoRender(t *testing.T) {
 	}
 	before := git.Stats()
 
-	second, err := server.Manifests(ctx, request(repo.url(), "app"))
+	second, err := server.Manifests(ctx, request(repo.URL(), "app"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +60,7 @@ func TestSecondRenderOfTheSameCommitMakesNoGitCallAndNoRender(t *testing.T) {
 	// Past the revision TTL, one ls-remote confirms nothing moved: still no
 	// fetch and no render.
 	clock.Advance(2 * time.Minute)
-	third, err := server.Manifests(ctx, request(repo.url(), "app"))
+	third, err := server.Manifests(ctx, request(repo.URL(), "app"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,16 +73,16 @@ func TestSecondRenderOfTheSameCommitMakesNoGitCallAndNoRender(t *testing.T) {
 
 func TestNewCommitIsSeenAfterTheTTLOrAtOnceOnHardRefresh(t *testing.T) {
 	ctx := context.Background()
-	repo := newTestRepo(t)
-	repo.commit(map[string]string{"app/cm.yaml": configMapYAML})
+	repo := testgit.New(t)
+	repo.Commit(map[string]string{"app/cm.yaml": configMapYAML})
 	clock := &fakeClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	server, _ := newTestServer(t, clock, Options{RevisionTTL: time.Minute})
-	if _, err := server.Manifests(ctx, request(repo.url(), "app")); err != nil {
+	if _, err := server.Manifests(ctx, request(repo.URL(), "app")); err != nil {
 		t.Fatal(err)
 	}
-	newSHA := repo.commit(map[string]string{"app/cm2.yaml": strings.ReplaceAll(configMapYAML, "settings", "more")})
+	newSHA := repo.Commit(map[string]string{"app/cm2.yaml": strings.ReplaceAll(configMapYAML, "settings", "more")})
 
-	cached, err := server.Manifests(ctx, request(repo.url(), "app"))
+	cached, err := server.Manifests(ctx, request(repo.URL(), "app"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +90,7 @@ func TestNewCommitIsSeenAfterTheTTLOrAtOnceOnHardRefresh(t *testing.T) {
 		t.Errorf("within the TTL the old commit is served: got %d objects, want 1", len(cached.Manifests))
 	}
 
-	hard := request(repo.url(), "app")
+	hard := request(repo.URL(), "app")
 	hard.Hard = true
 	fresh, err := server.Manifests(ctx, hard)
 	if err != nil {
@@ -102,12 +103,12 @@ func TestNewCommitIsSeenAfterTheTTLOrAtOnceOnHardRefresh(t *testing.T) {
 
 func TestRenderErrorsNameTheSourceAndAreNotCached(t *testing.T) {
 	ctx := context.Background()
-	repo := newTestRepo(t)
-	repo.commit(map[string]string{"app/bad.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: [not, a, map]\n"})
+	repo := testgit.New(t)
+	repo.Commit(map[string]string{"app/bad.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: [not, a, map]\n"})
 	clock := &fakeClock{now: time.Now()}
 	server, _ := newTestServer(t, clock, Options{})
 	for range 2 {
-		_, err := server.Manifests(ctx, request(repo.url(), "app"))
+		_, err := server.Manifests(ctx, request(repo.URL(), "app"))
 		if err == nil {
 			t.Fatal("a broken manifest rendered without error")
 		}
@@ -118,11 +119,11 @@ func TestRenderErrorsNameTheSourceAndAreNotCached(t *testing.T) {
 }
 
 func TestManifestCacheStaysWithinItsByteBudget(t *testing.T) {
-	repo := newTestRepo(t)
-	repo.commit(map[string]string{"app/cm.yaml": configMapYAML})
+	repo := testgit.New(t)
+	repo.Commit(map[string]string{"app/cm.yaml": configMapYAML})
 	clock := &fakeClock{now: time.Now()}
 	server, _ := newTestServer(t, clock, Options{})
-	resp, err := server.Manifests(context.Background(), request(repo.url(), "app"))
+	resp, err := server.Manifests(context.Background(), request(repo.URL(), "app"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/skiffcd/skiff/api/v1alpha1"
 	"github.com/skiffcd/skiff/internal/source"
 	"github.com/skiffcd/skiff/internal/source/helmrepo/helmrepotest"
+	"github.com/skiffcd/skiff/internal/testgit"
 )
 
 const chartTemplate = `apiVersion: v1
@@ -32,8 +33,8 @@ func TestChartFromHelmRepositoryWithValueFilesFromAnotherSource(t *testing.T) {
 		Name: "settings", Version: "2.0.0",
 		Files: map[string]string{"values.yaml": "env: default\n", "templates/cm.yaml": strings.ReplaceAll(chartTemplate, "settings", "v2")},
 	})
-	values := newTestRepo(t)
-	values.commit(map[string]string{"envs/prod.yaml": "env: production\n"})
+	values := testgit.New(t)
+	values.Commit(map[string]string{"envs/prod.yaml": "env: production\n"})
 
 	clock := &fakeClock{now: time.Now()}
 	server, _ := newTestServer(t, clock, Options{
@@ -47,7 +48,7 @@ func TestChartFromHelmRepositoryWithValueFilesFromAnotherSource(t *testing.T) {
 	resp, err := server.Manifests(ctx, Request{AppName: "shop", Namespace: "prod", Sources: []v1alpha1.ApplicationSource{
 		{RepoURL: charts.URL, Chart: "settings", TargetRevision: ">=1.0.0 <2.0.0",
 			Helm: &v1alpha1.ApplicationSourceHelm{ValueFiles: []string{"$values/envs/prod.yaml"}}},
-		{RepoURL: values.url(), TargetRevision: "HEAD", Ref: "values"},
+		{RepoURL: values.URL(), TargetRevision: "HEAD", Ref: "values"},
 	}})
 	if err != nil {
 		t.Fatal(err)
@@ -83,13 +84,13 @@ func TestWrongHelmRepositoryCredentialsAreAClearErrorWithoutThePassword(t *testi
 }
 
 func TestObjectsDefinedByTwoSourcesAreRefused(t *testing.T) {
-	a, b := newTestRepo(t), newTestRepo(t)
-	a.commit(map[string]string{"app/cm.yaml": configMapYAML})
-	b.commit(map[string]string{"app/cm.yaml": configMapYAML})
+	a, b := testgit.New(t), testgit.New(t)
+	a.Commit(map[string]string{"app/cm.yaml": configMapYAML})
+	b.Commit(map[string]string{"app/cm.yaml": configMapYAML})
 	clock := &fakeClock{now: time.Now()}
 	server, _ := newTestServer(t, clock, Options{})
 	_, err := server.Manifests(context.Background(), Request{AppName: "a", Sources: []v1alpha1.ApplicationSource{
-		{RepoURL: a.url(), Path: "app"}, {RepoURL: b.url(), Path: "app"},
+		{RepoURL: a.URL(), Path: "app"}, {RepoURL: b.URL(), Path: "app"},
 	}})
 	if err == nil || !strings.Contains(err.Error(), "duplicate object ConfigMap settings") {
 		t.Errorf("got %v, want a duplicate object error", err)
