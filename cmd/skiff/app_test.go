@@ -430,6 +430,22 @@ func TestAppSyncFailureIsAnError(t *testing.T) {
 // healthy (pods no node accepts).
 func TestAppTerminateOperation(t *testing.T) {
 	t.Parallel()
+	terminateFlow(t, "stuck", func(args ...string) (string, error) { return skiff(t, args...) })
+}
+
+// terminateFlow creates the app name whose sync never ends, syncs it
+// (a second sync is refused), terminates the sync and deletes the app,
+// running `skiff app ARGS` with run.
+func terminateFlow(t *testing.T, name string, run func(args ...string) (string, error)) {
+	t.Helper()
+	must := func(args ...string) string {
+		t.Helper()
+		out, err := run(args...)
+		if err != nil {
+			t.Fatalf("skiff app %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return out
+	}
 	c := kube(t)
 	dest := cluster.Namespace(t)
 	deploy := `apiVersion: apps/v1
@@ -445,26 +461,26 @@ spec:
 `
 	cm := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: after, annotations: {argocd.argoproj.io/sync-wave: \"1\"}}\n"
 	url := commitRepo(t, map[string]string{"app/deploy.yaml": deploy, "app/cm.yaml": cm})
-	mustSkiff(t, "create", "stuck", "--repo", url, "--path", "app", "--dest-namespace", dest)
-	wantContains(t, mustSkiff(t, "sync", "stuck", "--async"), "requested")
-	if _, err := skiff(t, "sync", "stuck", "--async"); err == nil || !strings.Contains(err.Error(), "already in progress") {
+	must("create", name, "--repo", url, "--path", "app", "--dest-namespace", dest)
+	wantContains(t, must("sync", name, "--async"), "requested")
+	if _, err := run("sync", name, "--async"); err == nil || !strings.Contains(err.Error(), "already in progress") {
 		t.Errorf("a second sync: got %v, want a refusal", err)
 	}
 	waitFor(t, "the sync to run", func(context.Context) (bool, error) {
-		s := getApp(t, c, "stuck").Status.OperationState
+		s := getApp(t, c, name).Status.OperationState
 		return s != nil && s.Phase == v1alpha1.OperationRunning, nil
 	})
-	wantContains(t, mustSkiff(t, "terminate-op", "stuck"), "terminating")
-	mustSkiff(t, "wait", "stuck", "--operation", "--timeout", "60s")
-	s := getApp(t, c, "stuck").Status.OperationState
+	wantContains(t, must("terminate-op", name), "terminating")
+	must("wait", name, "--operation", "--timeout", "60s")
+	s := getApp(t, c, name).Status.OperationState
 	if s.Phase != v1alpha1.OperationFailed || !strings.Contains(s.Message, "terminated") {
 		t.Errorf("operation %s %q, want Failed and terminated", s.Phase, s.Message)
 	}
-	if _, err := skiff(t, "terminate-op", "stuck"); err == nil {
+	if _, err := run("terminate-op", name); err == nil {
 		t.Error("terminate-op without a running operation succeeded")
 	}
-	if _, err := skiff(t, "wait", "stuck", "--health", "--timeout", "1s"); err == nil || !strings.Contains(err.Error(), "timed out") {
+	if _, err := run("wait", name, "--health", "--timeout", "1s"); err == nil || !strings.Contains(err.Error(), "timed out") {
 		t.Errorf("wait --health on a Progressing app: got %v, want a timeout", err)
 	}
-	mustSkiff(t, "delete", "stuck", "-y")
+	must("delete", name, "-y")
 }
