@@ -42,14 +42,7 @@ func TestAppThroughAPIServer(t *testing.T) {
 	asAdmin := func(args ...string) (string, error) {
 		return runSkiff(append([]string{"app", "--config", admin}, args...)...)
 	}
-	mustAdmin := func(args ...string) string {
-		t.Helper()
-		out, err := asAdmin(args...)
-		if err != nil {
-			t.Fatalf("skiff app %s through the server: %v\n%s", strings.Join(args, " "), err, out)
-		}
-		return out
-	}
+	mustAdmin := mustWith(t, asAdmin)
 
 	dest := cluster.Namespace(t)
 	url := commitRepo(t, map[string]string{"app/cm.yaml": configMapV1, "app/secret.yaml": secretYAML})

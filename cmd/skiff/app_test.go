@@ -161,11 +161,20 @@ func runSkiff(args ...string) (string, error) {
 // mustSkiff is skiff failing the test on an error.
 func mustSkiff(t *testing.T, args ...string) string {
 	t.Helper()
-	out, err := skiff(t, args...)
-	if err != nil {
-		t.Fatalf("skiff app %s: %v\n%s", strings.Join(args, " "), err, out)
+	return mustWith(t, func(args ...string) (string, error) { return skiff(t, args...) })(args...)
+}
+
+// mustWith returns run (`skiff app ARGS` one way or another) failing the
+// test on an error.
+func mustWith(t *testing.T, run func(args ...string) (string, error)) func(args ...string) string {
+	return func(args ...string) string {
+		t.Helper()
+		out, err := run(args...)
+		if err != nil {
+			t.Fatalf("skiff app %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return out
 	}
-	return out
 }
 
 func wantContains(t *testing.T, out string, want ...string) {
@@ -438,14 +447,7 @@ func TestAppTerminateOperation(t *testing.T) {
 // running `skiff app ARGS` with run.
 func terminateFlow(t *testing.T, name string, run func(args ...string) (string, error)) {
 	t.Helper()
-	must := func(args ...string) string {
-		t.Helper()
-		out, err := run(args...)
-		if err != nil {
-			t.Fatalf("skiff app %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-		return out
-	}
+	must := mustWith(t, run)
 	c := kube(t)
 	dest := cluster.Namespace(t)
 	deploy := `apiVersion: apps/v1
