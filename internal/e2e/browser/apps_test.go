@@ -225,3 +225,33 @@ func waitReplicas(t *testing.T, ns, name string, replicas int32) {
 		t.Fatalf("deployment %s/%s: want %d replicas: %v", ns, name, replicas, err)
 	}
 }
+
+// An app created from the New app form is compared with git at once.
+func TestCreateApplication(t *testing.T) {
+	p := newPage(t, 1280, 900)
+	repo := testgit.New(t)
+	repo.Commit(testgit.Dir(t, "testdata/guestbook", "guestbook"))
+	dest := env.cluster.Namespace(t)
+	t.Cleanup(func() {
+		_ = env.k8s.Delete(context.Background(), &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Namespace: argocd, Name: "created"}})
+	})
+
+	p.login("admin", env.password)
+	p.until("the New app button (admin may create)", attrIs(tid("new-app-button"), "data-perms", "loaded"), 15*time.Second)
+	p.click(tid("new-app-button"))
+	p.visible(tid("new-app-dialog"), 10*time.Second)
+	p.typeInto(tid("new-app-name"), "created")
+	p.typeInto(tid("new-app-repo"), repo.URL())
+	p.typeInto(tid("new-app-path"), "guestbook")
+	p.typeInto(tid("new-app-namespace"), dest)
+	p.screenshot("01-form")
+	p.click(tid("new-app-create"))
+	p.until("the new app's page, OutOfSync and Missing", `location.pathname === "/applications/created" && `+
+		attrIs(tid("app-sync-status"), "data-status", "OutOfSync")+" && "+attrIs(tid("app-health"), "data-status", "Missing"), 60*time.Second)
+	p.visible(tid("tree-node-Deployment-guestbook-ui"), 30*time.Second)
+	p.screenshot("02-created")
+	app := getApp(t, "created")
+	if app.Spec.Source == nil || app.Spec.Source.RepoURL != repo.URL() || app.Spec.Destination.Namespace != dest || app.Spec.SyncPolicy != nil {
+		t.Errorf("created app spec: %+v", app.Spec)
+	}
+}

@@ -294,3 +294,13 @@ func (p *page) count(sel string) int {
 	}
 	return n
 }
+
+// hasClass reports whether the element has the CSS class.
+func (p *page) hasClass(sel, class string) bool {
+	p.t.Helper()
+	ok, err := eval[bool](p, fmt.Sprintf(`document.querySelector(%s)?.classList.contains(%s) === true`, jsString(sel), jsString(class)))
+	if err != nil {
+		p.fail("class of %s: %v", sel, err)
+	}
+	return ok
+}

@@ -21,6 +21,10 @@ func TestReadonlyUserCannotSync(t *testing.T) {
 
 	p.login("ro", "ro-password-1")
 	p.visible(tid("app-tile-guestbook-ro"), 30*time.Second)
+	p.until("the New app permission check", attrIs(tid("new-app-button"), "data-perms", "loaded"), 15*time.Second)
+	if !p.hasClass(tid("new-app-button"), "hidden") {
+		t.Error("a readonly user sees the New app button")
+	}
 	p.click(tid("app-tile-guestbook-ro"))
 	p.visible(tid("app-health"), 30*time.Second)
 	p.until("the permissions to load", attrIs(tid("app-actions"), "data-perms", "loaded"), 15*time.Second)

@@ -1,7 +1,8 @@
 // Applications list: tiles or rows, filters, search, live updates.
 import {h, mount, healthBadge, syncBadge, kindIcon, shortRev} from './dom.js';
-import {get, watch} from './api.js';
-import {link} from './nav.js';
+import {get, post, watch} from './api.js';
+import {link, navigate} from './nav.js';
+import {modal, canI} from './ui.js';
 
 const SYNC_STATES = ['Synced', 'OutOfSync', 'Unknown'];
 const HEALTH_STATES = ['Healthy', 'Progressing', 'Degraded', 'Suspended', 'Missing', 'Unknown'];
@@ -103,11 +104,16 @@ export function appsView(main) {
   }, label);
   const filterToggle = h('button', {class: 'btn btn-small filter-toggle', testid: 'filter-toggle',
     onclick: () => filters.classList.toggle('open')}, 'Filters');
+  const newApp = h('button', {class: 'btn btn-primary btn-small hidden', testid: 'new-app-button', onclick: () => openCreate(projects)}, 'New app');
+  canI('applications', 'create', 'default/*').then((ok) => {
+    newApp.classList.toggle('hidden', !ok);
+    newApp.dataset.perms = 'loaded';
+  });
 
   mount(main,
     h('header', {class: 'topbar'},
       h('div', {class: 'topbar-title'}, h('h1', null, 'Applications'), count),
-      h('div', {class: 'topbar-actions'}, search, h('div', {class: 'segmented'}, viewBtn('tiles', 'Tiles'), viewBtn('list', 'List')), filterToggle)),
+      h('div', {class: 'topbar-actions'}, search, h('div', {class: 'segmented'}, viewBtn('tiles', 'Tiles'), viewBtn('list', 'List')), filterToggle, newApp)),
     h('div', {class: 'with-filters'}, filters, results));
 
   let pending = false;
@@ -306,4 +312,55 @@ export function appsView(main) {
     schedule();
   }, fetchAll, 5000);
   return stop;
+}
+
+// openCreate asks for a new Application's source and destination and
+// creates it (POST /api/v1/applications), then opens it.
+function openCreate(projects) {
+  const field = (id, label, attrs) => [h('label', {for: id}, label), h('input', {id, testid: id, type: 'text', autocomplete: 'off', ...attrs})];
+  const projectSel = h('select', {id: 'new-app-project', testid: 'new-app-project'},
+    (projects.length ? projects : ['default']).map((p) => h('option', {value: p, selected: p === 'default'}, p)));
+  const auto = h('input', {type: 'checkbox', testid: 'new-app-auto'});
+  const prune = h('input', {type: 'checkbox', testid: 'new-app-prune'});
+  const selfHeal = h('input', {type: 'checkbox', testid: 'new-app-self-heal'});
+  const createNs = h('input', {type: 'checkbox', testid: 'new-app-create-namespace'});
+  const box = modal({
+    title: 'New application', testid: 'new-app-dialog', confirm: 'Create', confirmTestid: 'new-app-create',
+    body: [
+      field('new-app-name', 'Application name', {required: true, pattern: '[a-z0-9]([a-z0-9.\\-]*[a-z0-9])?', title: 'lower case letters, digits, - and .'}),
+      h('label', {for: 'new-app-project'}, 'Project'), projectSel,
+      h('div', {class: 'options'},
+        h('label', {class: 'check'}, auto, 'Automatic sync'),
+        h('label', {class: 'check'}, prune, 'Prune'),
+        h('label', {class: 'check'}, selfHeal, 'Self heal')),
+      h('h3', {class: 'form-section'}, 'Source'),
+      field('new-app-repo', 'Repository URL', {required: true, placeholder: 'https://github.com/argoproj/argocd-example-apps.git'}),
+      field('new-app-revision', 'Revision', {value: 'HEAD'}),
+      field('new-app-path', 'Path', {placeholder: 'guestbook'}),
+      h('h3', {class: 'form-section'}, 'Destination'),
+      field('new-app-server', 'Cluster URL', {value: 'https://kubernetes.default.svc'}),
+      field('new-app-namespace', 'Namespace', {placeholder: 'default'}),
+      h('label', {class: 'check'}, createNs, 'Create the namespace if missing'),
+    ],
+    async onConfirm(form) {
+      const val = (id) => form.querySelector('#' + id).value.trim();
+      const name = val('new-app-name');
+      if (!name) throw new Error('The application needs a name.');
+      const syncPolicy = {};
+      if (auto.checked) syncPolicy.automated = {prune: prune.checked, selfHeal: selfHeal.checked};
+      if (createNs.checked) syncPolicy.syncOptions = ['CreateNamespace=true'];
+      const app = {
+        apiVersion: 'argoproj.io/v1alpha1', kind: 'Application', metadata: {name},
+        spec: {
+          project: projectSel.value,
+          source: {repoURL: val('new-app-repo'), targetRevision: val('new-app-revision') || 'HEAD', path: val('new-app-path') || '.'},
+          destination: {server: val('new-app-server'), namespace: val('new-app-namespace')},
+          syncPolicy: Object.keys(syncPolicy).length ? syncPolicy : undefined,
+        },
+      };
+      await post('/api/v1/applications', app);
+      navigate('/applications/' + encodeURIComponent(name));
+    },
+  });
+  box.querySelector('#new-app-name').focus();
 }
