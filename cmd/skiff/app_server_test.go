@@ -70,6 +70,10 @@ func TestAppThroughAPIServer(t *testing.T) {
 	if err != nil || !strings.Contains(out, name) {
 		t.Errorf("list as viewer: %v\n%s", err, out)
 	}
+	out, err = runSkiff("app", "--config", viewer, "get", name, "--refresh")
+	if err != nil || !strings.Contains(out, "argocd/"+name) {
+		t.Errorf("get --refresh as viewer: %v\n%s", err, out)
+	}
 	out, err = runSkiff("app", "--config", viewer, "sync", name)
 	if err == nil || !strings.Contains(err.Error(), "permission denied: applications, sync, default/"+name) {
 		t.Errorf("sync as viewer: got %v, want the server's 403 message\n%s", err, out)
