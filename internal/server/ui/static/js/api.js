@@ -68,6 +68,7 @@ export function watch(streamPath, onEvent, poll, pollMs = 5000) {
   let open = false;
   let stopped = false;
   let retries = 0;
+  let opens = 0;
   let timer = null;
 
   const connect = () => {
@@ -76,6 +77,9 @@ export function watch(streamPath, onEvent, poll, pollMs = 5000) {
     es.onopen = () => {
       open = true;
       retries = 0;
+      // After a reconnect, fetch the whole state once: a deletion while
+      // disconnected sends no event.
+      if (opens++ > 0 && poll) poll().catch(() => {});
     };
     es.onmessage = (ev) => {
       try {
