@@ -107,7 +107,20 @@ func artifactsDir() (string, error) {
 		}
 		dir = filepath.Join(root, "bin", "test-artifacts", "browser")
 	}
-	return dir, os.MkdirAll(dir, 0o755)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	// Screenshots of an earlier run would pass for this one's.
+	old, err := filepath.Glob(filepath.Join(dir, "Test*.png"))
+	if err != nil {
+		return "", err
+	}
+	for _, f := range old {
+		if err := os.Remove(f); err != nil {
+			return "", err
+		}
+	}
+	return dir, nil
 }
 
 // startServer runs the whole server (controllers and API) until ctx ends,
