@@ -224,9 +224,10 @@ export function appView(main, [name]) {
 
   // --- resource side panel ----------------------------------------------------
   let panel = null;
+  let closePanel = null;
   function openPanel(n) {
+    if (closePanel) closePanel(true);
     st.node = n;
-    if (panel) panel.remove();
     const content = h('div', {class: 'drawer-body', testid: 'panel-content'});
     const ptabs = h('nav', {class: 'tabs'});
     const show = (id) => {
@@ -243,19 +244,25 @@ export function appView(main, [name]) {
         drawEvents(content, base + '/events?' + q, 'resource-events');
       }
     };
-    const close = () => {
-      panel.remove();
+    const onKey = (e) => e.key === 'Escape' && !document.querySelector('.modal-overlay') && close();
+    // close removes the panel; quiet (another panel opens, the page ends) skips the redraw.
+    const close = (quiet) => {
+      document.removeEventListener('keydown', onKey);
+      if (panel) panel.remove();
       panel = null;
+      closePanel = null;
       st.node = null;
-      drawTree();
+      if (quiet !== true) drawTree();
     };
+    closePanel = close;
+    document.addEventListener('keydown', onKey);
     panel = h('div', {class: 'overlay drawer-overlay', onclick: (e) => e.target === panel && close()},
       h('aside', {class: 'drawer', testid: 'resource-panel', role: 'dialog', 'aria-label': n.kind + ' ' + n.name},
         h('header', {class: 'drawer-head'},
           kindIcon(n.kind),
           h('div', {class: 'drawer-title'}, h('div', {class: 'small muted'}, n.kind + (n.namespace ? ' · ' + n.namespace : '')), h('h2', null, n.name)),
           h('div', {class: 'drawer-status'}, n.health?.status ? healthBadge(n.health.status) : null, ' ', n.sync ? syncBadge(n.sync) : null),
-          h('button', {class: 'btn btn-ghost', testid: 'panel-close', 'aria-label': 'Close', onclick: close}, '✕')),
+          h('button', {class: 'btn btn-ghost', testid: 'panel-close', 'aria-label': 'Close', onclick: () => close()}, '✕')),
         n.images.length ? h('div', {class: 'drawer-meta small'}, 'Images: ', n.images.map((i) => h('span', {class: 'chip mono'}, i))) : null,
         ptabs, content));
     document.body.append(panel);
@@ -519,6 +526,6 @@ export function appView(main, [name]) {
     stopWatch();
     clearInterval(treePoll);
     clearTimeout(treeTimer);
-    if (panel) panel.remove();
+    if (closePanel) closePanel(true);
   };
 }
