@@ -15,6 +15,7 @@ import (
 	"github.com/skiffcd/skiff/api/v1alpha1"
 	"github.com/skiffcd/skiff/internal/cli/appcli"
 	"github.com/skiffcd/skiff/internal/server"
+	"github.com/skiffcd/skiff/internal/testgit"
 )
 
 // The flow of TestAppLifecycle after `skiff login`, through the real API
@@ -45,9 +46,9 @@ func TestAppThroughAPIServer(t *testing.T) {
 	mustAdmin := mustWith(t, asAdmin)
 
 	dest := cluster.Namespace(t)
-	url := commitRepo(t, map[string]string{"app/cm.yaml": configMapV1, "app/secret.yaml": secretYAML})
-	dir := strings.TrimPrefix(url, "file://")
-	first := strings.TrimSpace(mustHead(t, dir))
+	repo := testgit.New(t)
+	first := repo.Commit(map[string]string{"app/cm.yaml": configMapV1, "app/secret.yaml": secretYAML})
+	url := repo.URL()
 	const name = "via-server"
 	create := []string{"create", name, "--repo", url, "--path", "app", "--dest-namespace", dest}
 	wantContains(t, mustAdmin(create...), "application '"+name+"' created")
@@ -127,7 +128,7 @@ func TestAppThroughAPIServer(t *testing.T) {
 		return viaServer == core, err
 	})
 
-	second := commitFiles(t, dir, map[string]string{"app/cm.yaml": configMapV2})
+	second := repo.Commit(map[string]string{"app/cm.yaml": configMapV2})
 	mustAdmin("sync", name, "--revision", second, "--timeout", "60s")
 	wantContains(t, mustAdmin("history", name), "ID", "DATE", "REVISION", first, second)
 

@@ -11,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-git/go-git/v5"
-	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -25,6 +23,7 @@ import (
 	"github.com/skiffcd/skiff/internal/cli/appcli"
 	"github.com/skiffcd/skiff/internal/manager"
 	"github.com/skiffcd/skiff/internal/testcluster"
+	"github.com/skiffcd/skiff/internal/testgit"
 )
 
 // appNamespace holds the Applications of every test; the one controller of
@@ -186,39 +185,6 @@ func wantContains(t *testing.T, out string, want ...string) {
 	}
 }
 
-// commitFiles commits files to the repository in dir ("" deletes a file)
-// and returns the commit SHA.
-func commitFiles(t *testing.T, dir string, files map[string]string) string {
-	t.Helper()
-	repo, err := git.PlainOpen(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	wt, err := repo.Worktree()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for p, content := range files {
-		if content == "" {
-			if _, err := wt.Remove(p); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		if err := os.WriteFile(filepath.Join(dir, p), []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := wt.Add(p); err != nil {
-			t.Fatal(err)
-		}
-	}
-	sha, err := wt.Commit("change", &git.CommitOptions{Author: &object.Signature{Name: "t", Email: "t@example.com", When: time.Now()}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return sha.String()
-}
-
 // waitFor polls cond for up to 60 s.
 func waitFor(t *testing.T, what string, cond func(ctx context.Context) (bool, error)) {
 	t.Helper()
@@ -249,9 +215,9 @@ func TestAppLifecycle(t *testing.T) {
 	ctx := context.Background()
 	c := kube(t)
 	dest := cluster.Namespace(t)
-	url := commitRepo(t, map[string]string{"app/cm.yaml": configMapV1, "app/secret.yaml": secretYAML})
-	dir := strings.TrimPrefix(url, "file://")
-	first := strings.TrimSpace(mustHead(t, dir))
+	repo := testgit.New(t)
+	first := repo.Commit(map[string]string{"app/cm.yaml": configMapV1, "app/secret.yaml": secretYAML})
+	url := repo.URL()
 	const name = "lifecycle"
 
 	out := mustSkiff(t, "create", name, "--repo", url, "--path", "app", "--dest-namespace", dest, "--sync-option", "CreateNamespace=false")
@@ -310,7 +276,7 @@ func TestAppLifecycle(t *testing.T) {
 		t.Errorf("manifests show the Secret value:\n%s", out)
 	}
 
-	second := commitFiles(t, dir, map[string]string{"app/cm.yaml": configMapV2})
+	second := repo.Commit(map[string]string{"app/cm.yaml": configMapV2})
 	mustSkiff(t, "sync", name, "--revision", second, "--timeout", "60s")
 	out = mustSkiff(t, "history", name)
 	wantContains(t, out, "ID", "DATE", "REVISION", first, second)
@@ -356,19 +322,6 @@ func changeSecretByHand(t *testing.T, c client.Client, ns string) {
 	if err := c.Update(ctx, &secret); err != nil {
 		t.Fatal(err)
 	}
-}
-
-func mustHead(t *testing.T, dir string) string {
-	t.Helper()
-	repo, err := git.PlainOpen(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	head, err := repo.Head()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return head.Hash().String()
 }
 
 // create -f reads a manifest; set changes fields; list and get print them.
