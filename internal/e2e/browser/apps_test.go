@@ -92,6 +92,8 @@ func TestApplicationLifecycle(t *testing.T) {
 	p.visible(tid("app-name"), 10*time.Second)
 	p.visible(tid("tree-node-Deployment-guestbook-ui"), 30*time.Second)
 	p.visible(tid("tree-node-Service-guestbook-ui"), 10*time.Second)
+	// The page follows the app's event stream rather than polling.
+	p.until("the app stream open", attrIs(tid("live-indicator"), "data-state", "live"), 15*time.Second)
 	p.screenshot("03-app-before-sync")
 
 	p.until("the Sync button (admin may sync)", attrIs(tid("app-actions"), "data-perms", "loaded"), 10*time.Second)

@@ -52,6 +52,7 @@ func TestRolloutPromote(t *testing.T) {
 	p.click(tile)
 	p.until("the rollout Paused at its pause step", attrIs(tid("rollout-phase"), "data-status", "Paused")+" && "+
 		attrIs(tid("rollout-step-1"), "data-state", "current")+" && "+attrIs(tid("rollout-step-0"), "data-state", "done"), 30*time.Second)
+	p.until("the rollout stream open", attrIs(tid("live-indicator"), "data-state", "live"), 15*time.Second)
 	p.until("20% to the canary", attrIs(tid("rollout-weights"), "data-canary", "20"), 10*time.Second)
 	p.until("two revisions with pods", `document.querySelectorAll('[data-testid^="revision-"]').length === 2 && document.querySelectorAll('[data-testid="pod-dot"]').length >= 5`, 30*time.Second)
 	if p.exists(tid("rollout-retry")) && !p.disabled(tid("rollout-retry")) {

@@ -60,6 +60,14 @@ export function missing(err) {
 const enc = encodeURIComponent;
 export {enc};
 
+let liveListener = () => {};
+
+// onLiveChange sets what hears whether the current view's stream is open
+// (true) or the view is polling (false).
+export function onLiveChange(fn) {
+  liveListener = fn;
+}
+
 // watch keeps a view live: it opens an EventSource on streamPath and calls
 // onEvent(result) for each change; while the stream is not open it calls
 // poll() every pollMs instead. It returns a function that stops both.
@@ -76,6 +84,7 @@ export function watch(streamPath, onEvent, poll, pollMs = 5000) {
     es = new EventSource(streamPath, {withCredentials: true});
     es.onopen = () => {
       open = true;
+      liveListener(true);
       retries = 0;
       // After a reconnect, fetch the whole state once: a deletion while
       // disconnected sends no event.
@@ -91,6 +100,7 @@ export function watch(streamPath, onEvent, poll, pollMs = 5000) {
     };
     es.onerror = () => {
       open = false;
+      liveListener(false);
       if (es.readyState === EventSource.CLOSED) {
         // Not a stream (404, 401...): retry now and then, poll meanwhile.
         es.close();
@@ -113,6 +123,7 @@ export function watch(streamPath, onEvent, poll, pollMs = 5000) {
     if (!stopped) timer = setTimeout(tick, pollMs);
   };
 
+  liveListener(false);
   connect();
   timer = setTimeout(tick, pollMs);
   return () => {

@@ -1,6 +1,6 @@
 // Skiff web UI: routing, layout, login and logout.
 import {h, mount} from './dom.js';
-import {get, post, del, setUnauthorizedHandler, APIError} from './api.js';
+import {get, post, del, setUnauthorizedHandler, onLiveChange, APIError} from './api.js';
 import {appsView} from './apps.js';
 import {appView} from './appdetail.js';
 import {navigate, link, setRenderer} from './nav.js';
@@ -88,6 +88,14 @@ function showFatal(e) {
     h('button', {class: 'btn', onclick: () => render()}, 'Try again')));
 }
 
+// liveIndicator says whether the page follows the server's event stream or polls.
+const liveIndicator = h('span', {class: 'live', testid: 'live-indicator', dataset: {state: 'polling'}, title: 'Polling for changes'}, 'Polling');
+onLiveChange((live) => {
+  liveIndicator.dataset.state = live ? 'live' : 'polling';
+  liveIndicator.textContent = live ? 'Live' : 'Polling';
+  liveIndicator.title = live ? 'Changes arrive as they happen' : 'The event stream is unavailable: polling for changes';
+});
+
 function layout(path) {
   const item = (to, label, abbr, testid) => link(to, {
     class: 'nav-item' + (path.startsWith(to) ? ' active' : ''), testid,
@@ -98,6 +106,7 @@ function layout(path) {
       item('/applications', 'Applications', 'A', 'nav-applications'),
       item('/rollouts', 'Rollouts', 'R', 'nav-rollouts')),
     h('div', {class: 'nav-user'},
+      liveIndicator,
       h('span', {class: 'nav-username', testid: 'current-user', title: 'Logged in as ' + (user?.username || '')}, user?.username || ''),
       h('button', {class: 'btn btn-ghost btn-small', id: 'logout', testid: 'logout', onclick: logout}, 'Log out')));
 }
