@@ -133,6 +133,9 @@ func TestApplicationLifecycle(t *testing.T) {
 	p.click(tid("sync-confirm"))
 	p.waitSyncedHealthy(second)
 	p.screenshot("08-second-revision")
+	p.click(tid("tab-events"))
+	p.until("the app's own events", `document.querySelector('[data-testid="app-events"]')?.textContent.includes("OperationStarted")`, 15*time.Second)
+	p.screenshot("08b-app-events")
 
 	// Roll back to the first entry of the history.
 	p.click(tid("history-button"))

@@ -220,9 +220,9 @@ export function appsView(main) {
       h('td', null, link('/applications/' + encodeURIComponent(name), {class: 'strong'}, name)),
       h('td', {class: 'hide-sm'}, app.spec?.project || 'default'),
       h('td', null, healthBadge(healthOf(app)), ' ', syncBadge(syncOf(app))),
-      h('td', {class: 'hide-sm mono'}, (src.repoURL || '') + (src.path ? ' · ' + src.path : '') + ' @ ' + (src.targetRevision || 'HEAD')),
+      h('td', {class: 'hide-sm mono wrap'}, (src.repoURL || '') + (src.path ? ' · ' + src.path : '') + ' @ ' + (src.targetRevision || 'HEAD')),
       h('td', {class: 'hide-sm mono'}, shortRev(app.status?.sync?.revision)),
-      h('td', {class: 'hide-sm'}, dest.cluster + '/' + dest.namespace));
+      h('td', {class: 'hide-sm wrap'}, dest.cluster + '/' + dest.namespace));
   }
 
   // Elements per app, reused while the app (its resourceVersion) and the
