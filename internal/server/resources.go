@@ -20,20 +20,6 @@ import (
 // so that a slow repository gets an error answer instead of a cut one.
 const renderTimeout = 90 * time.Second
 
-// resourceDiff is one resource of GET .../managed-resources (Argo CD's
-// ResourceDiff): the states are JSON, empty when absent.
-type resourceDiff struct {
-	Group       string `json:"group"`
-	Kind        string `json:"kind"`
-	Namespace   string `json:"namespace"`
-	Name        string `json:"name"`
-	Hook        bool   `json:"hook"`
-	Modified    bool   `json:"modified"`
-	TargetState string `json:"targetState"`
-	LiveState   string `json:"liveState"`
-	Diff        string `json:"diff"`
-}
-
 // appRenderer reads the app of the path (RBAC get) and a renderer that
 // also renders from git; it answers errors itself.
 func (s *Server) appRenderer(w http.ResponseWriter, r *http.Request, c *session) (*v1alpha1.Application, *appcli.Renderer, bool) {
@@ -92,9 +78,9 @@ func (s *Server) handleManagedResources(w http.ResponseWriter, r *http.Request, 
 		s.renderError(w, err)
 		return
 	}
-	items := make([]resourceDiff, 0, len(states))
+	items := make([]appcli.ManagedResource, 0, len(states))
 	for _, st := range states {
-		d := resourceDiff{Group: st.Group, Kind: st.Kind, Namespace: st.Namespace, Name: st.Name,
+		d := appcli.ManagedResource{Group: st.Group, Kind: st.Kind, Namespace: st.Namespace, Name: st.Name,
 			Hook: st.Hook, Modified: st.Modified, Diff: st.Diff}
 		if d.TargetState, err = jsonState(st.Target); err == nil {
 			d.LiveState, err = jsonState(st.Live)

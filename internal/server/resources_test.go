@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
+	"github.com/skiffcd/skiff/internal/cli/appcli"
 	"github.com/skiffcd/skiff/internal/mask"
 	"github.com/skiffcd/skiff/internal/testgit"
 )
@@ -47,9 +48,9 @@ func TestManagedResourcesAndManifests(t *testing.T) {
 			t.Fatalf("managed-resources show a Secret value: %s", r.body)
 		}
 	}
-	var diffs struct{ Items []resourceDiff }
+	var diffs struct{ Items []appcli.ManagedResource }
 	r.json(t, &diffs)
-	byName := map[string]resourceDiff{}
+	byName := map[string]appcli.ManagedResource{}
 	for _, d := range diffs.Items {
 		byName[d.Name] = d
 	}

@@ -211,15 +211,18 @@ func (a *API) Delete(ctx context.Context, name string, cascade bool, propagation
 	return nil
 }
 
-// managedResource is one item of GET .../managed-resources.
-type managedResource struct {
-	Group     string `json:"group"`
-	Kind      string `json:"kind"`
-	Namespace string `json:"namespace"`
-	Name      string `json:"name"`
-	Hook      bool   `json:"hook"`
-	Modified  bool   `json:"modified"`
-	Diff      string `json:"diff"`
+// ManagedResource is one item of GET .../managed-resources, as the API
+// server writes it and the HTTP backend reads it (Argo CD's field names).
+type ManagedResource struct {
+	Group       string `json:"group"`
+	Kind        string `json:"kind"`
+	Namespace   string `json:"namespace"`
+	Name        string `json:"name"`
+	Hook        bool   `json:"hook"`
+	Modified    bool   `json:"modified"`
+	TargetState string `json:"targetState"`
+	LiveState   string `json:"liveState"`
+	Diff        string `json:"diff"`
 }
 
 // Diff reads /api/v1/applications/{name}/managed-resources and keeps the
@@ -230,7 +233,7 @@ func (a *API) Diff(ctx context.Context, name, revision string) ([]ResourceDiff, 
 		return nil, errors.New("--revision is not supported through the API server: use --core")
 	}
 	var out struct {
-		Items []managedResource `json:"items"`
+		Items []ManagedResource `json:"items"`
 	}
 	if err := a.call(ctx, http.MethodGet, appPath(name, "/managed-resources"), nil, &out); err != nil {
 		return nil, wrap(err, "comparing application "+name)
