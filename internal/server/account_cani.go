@@ -12,7 +12,7 @@ func (s *Server) handleCanI(w http.ResponseWriter, r *http.Request, c *session) 
 		return
 	}
 	value := "no"
-	if p.allowed(c.user(), r.PathValue("resource"), r.PathValue("action"), r.PathValue("object")) {
+	if p.permits(c, r.PathValue("resource"), r.PathValue("action"), r.PathValue("object")) {
 		value = "yes"
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"value": value})

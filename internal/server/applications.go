@@ -73,7 +73,7 @@ func (s *Server) handleListApplications(w http.ResponseWriter, r *http.Request, 
 		if len(projects) > 0 && !projects[app.Spec.Project] {
 			continue
 		}
-		if !p.allowed(c.user(), resApplications, actGet, appObject(app)) {
+		if !p.permits(c, resApplications, actGet, appObject(app)) {
 			continue
 		}
 		items = append(items, *app)
@@ -285,7 +285,7 @@ func (s *Server) handleListProjects(w http.ResponseWriter, r *http.Request, c *s
 	}
 	items := make([]v1alpha1.AppProject, 0, len(list.Items))
 	for _, proj := range list.Items {
-		if p.allowed(c.user(), resProjects, actGet, proj.Name) {
+		if p.permits(c, resProjects, actGet, proj.Name) {
 			items = append(items, proj)
 		}
 	}

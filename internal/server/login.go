@@ -91,8 +91,15 @@ type userInfo struct {
 	Groups   []string `json:"groups"`
 }
 
+// handleUserInfo names the caller; an SSO user's issuer is the provider's
+// and its groups are the ID token's.
 func (s *Server) handleUserInfo(w http.ResponseWriter, _ *http.Request, c *session) {
-	writeJSON(w, http.StatusOK, userInfo{LoggedIn: true, Username: c.user(), Iss: issuer, Groups: []string{}})
+	info := userInfo{LoggedIn: true, Username: c.user(), Iss: issuer, Groups: []string{}}
+	if sso := c.claims.SSO; sso != nil {
+		info.Iss = sso.Issuer
+		info.Groups = append(info.Groups, sso.Groups...)
+	}
+	writeJSON(w, http.StatusOK, info)
 }
 
 // clientIP is the address the connection comes from. Forwarded headers are

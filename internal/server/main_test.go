@@ -238,7 +238,13 @@ func (h *harness) do(method, path, token string, body any, headers ...string) re
 	for i := 0; i+1 < len(headers); i += 2 {
 		req.Header.Set(headers[i], headers[i+1])
 	}
-	resp, err := h.http.Do(req)
+	return h.send(h.http, req)
+}
+
+// send sends req with c and reads the whole answer.
+func (h *harness) send(c *http.Client, req *http.Request) response {
+	h.t.Helper()
+	resp, err := c.Do(req)
 	if err != nil {
 		h.t.Fatal(err)
 	}

@@ -37,6 +37,10 @@ func (s *Server) handleUpdatePassword(w http.ResponseWriter, r *http.Request, c 
 		return
 	}
 	user := c.user()
+	if c.claims.SSO != nil {
+		writeError(w, http.StatusBadRequest, "an SSO user has no local password: change it at the identity provider")
+		return
+	}
 	if req.Name != "" && req.Name != user {
 		writeError(w, http.StatusForbidden, "only your own password can be changed")
 		return

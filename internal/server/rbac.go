@@ -25,7 +25,29 @@ const (
 
 	keyPolicyCSV     = "policy.csv"
 	keyPolicyDefault = "policy.default"
+	keyScopes        = "scopes"
 )
+
+// defaultScopes is Argo CD's scopes default: an SSO user's groups claim
+// names the groups its g lines give roles to.
+var defaultScopes = []string{"groups"}
+
+// parseScopes reads argocd-rbac-cm's scopes ("[groups, email]"); empty
+// means the default.
+func parseScopes(v string) []string {
+	v = strings.TrimSpace(v)
+	v = strings.TrimSuffix(strings.TrimPrefix(v, "["), "]")
+	var out []string
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.Trim(strings.TrimSpace(s), `"'`); s != "" {
+			out = append(out, s)
+		}
+	}
+	if len(out) == 0 {
+		return defaultScopes
+	}
+	return out
+}
 
 //go:embed builtin-policy.csv
 var builtinPolicy string
@@ -133,6 +155,9 @@ func globMatch(value, pattern string) bool {
 type policy struct {
 	enforcer    *casbin.Enforcer
 	defaultRole string
+	// scopes are the ID token claims whose values are an SSO user's RBAC
+	// subjects besides the user (groups, email or sub).
+	scopes []string
 }
 
 // newPolicy compiles the built-in policy, the user's policy CSV and the
@@ -169,13 +194,48 @@ func newPolicy(userCSV, defaultRole string) (*policy, error) {
 	if err := e.BuildRoleLinks(); err != nil {
 		return nil, err
 	}
-	return &policy{enforcer: e, defaultRole: strings.TrimSpace(defaultRole)}, nil
+	return &policy{enforcer: e, defaultRole: strings.TrimSpace(defaultRole), scopes: defaultScopes}, nil
+}
+
+// permits reports whether the caller may do action on resource object: a
+// local user as its name; an SSO user as its name, or through the values
+// of its ID token's claims that scopes name (its groups by default).
+func (p *policy) permits(c *session, resource, action, object string) bool {
+	return p.allowedAny(p.subjects(c), resource, action, object)
+}
+
+// subjects are the RBAC subjects of a caller.
+func (p *policy) subjects(c *session) []string {
+	subjects := []string{c.user()}
+	sso := c.claims.SSO
+	if sso == nil {
+		return subjects
+	}
+	for _, scope := range p.scopes {
+		switch scope {
+		case "groups":
+			subjects = append(subjects, sso.Groups...)
+		case "email":
+			if sso.Email != "" {
+				subjects = append(subjects, sso.Email)
+			}
+		case "sub":
+			subjects = append(subjects, sso.Subject)
+		}
+	}
+	return subjects
 }
 
 // allowed reports whether subject may do action on resource object: its own
 // rules (and its roles') or those of the default role allow it.
 func (p *policy) allowed(subject, resource, action, object string) bool {
-	for _, sub := range []string{subject, p.defaultRole} {
+	return p.allowedAny([]string{subject}, resource, action, object)
+}
+
+// allowedAny reports whether one of subjects, or the default role, may do
+// action on resource object.
+func (p *policy) allowedAny(subjects []string, resource, action, object string) bool {
+	for _, sub := range append(subjects, p.defaultRole) {
 		if sub == "" {
 			continue
 		}

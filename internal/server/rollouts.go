@@ -143,7 +143,7 @@ func (s *Server) handleListRollouts(w http.ResponseWriter, r *http.Request, c *s
 			s.internalError(w, err)
 			return
 		}
-		if p.allowed(c.user(), guard.resource, actGet, guard.object) {
+		if p.permits(c, guard.resource, actGet, guard.object) {
 			items = append(items, list.Items[i])
 		}
 	}
@@ -171,7 +171,7 @@ func (s *Server) handleGetRollout(w http.ResponseWriter, r *http.Request, c *ses
 	}
 	actions := map[string]bool{}
 	for op := range rolloutActions {
-		actions[op] = p.allowed(c.user(), guard.resource, rolloutAction(guard.resource, op), guard.object)
+		actions[op] = p.permits(c, guard.resource, rolloutAction(guard.resource, op), guard.object)
 	}
 	writeJSON(w, http.StatusOK, rolloutDetail{Rollout: ro, ReplicaSets: info.ReplicaSets, Pods: info.Pods,
 		AnalysisRuns: info.AnalysisRuns, Application: guard.app, Actions: actions})

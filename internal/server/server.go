@@ -1,19 +1,21 @@
 // Package server is Skiff's API server: the JSON API under /api/v1, local
-// users and their sessions, RBAC in Argo CD's policy format and git
-// webhooks, served on one port (TLS by default) as a Runnable of the
-// controller manager, reading through the manager's client and caches.
+// users and their sessions, optional OIDC single sign-on, RBAC in Argo
+// CD's policy format and git webhooks, served on one port (TLS by default)
+// as a Runnable of the controller manager, reading through the manager's
+// client and caches.
 //
 // Files: server.go (listener, routes, authentication middleware),
 // tls.go (the self-signed certificate), session.go (tokens and cookies),
 // login.go (session endpoints), ratelimit.go (failed-login limits),
-// accounts.go and settings.go (argocd-cm / argocd-secret), rbac.go
-// (argocd-rbac-cm with casbin), applications.go (the API),
-// appwrite.go (creating and updating apps), tree.go (an app's live
-// resource tree), resources.go (diffs, manifests and live objects of an
-// app), events.go (Kubernetes Events), stream.go (server-sent event
-// streams of apps and Rollouts), rollouts.go (the Rollouts API),
-// webhook.go (payloads and signatures), repourl.go (which apps a push
-// touches), refresh.go (asking the controller to refresh).
+// accounts.go and settings.go (argocd-cm / argocd-secret), oidc.go
+// (single sign-on: oidc.config, /auth/login, /auth/callback and the
+// public /api/v1/settings), rbac.go (argocd-rbac-cm with casbin),
+// applications.go (the API), appwrite.go (creating and updating apps),
+// tree.go (an app's live resource tree), resources.go (diffs, manifests
+// and live objects of an app), events.go (Kubernetes Events), stream.go
+// (server-sent event streams of apps and Rollouts), rollouts.go (the
+// Rollouts API), webhook.go (payloads and signatures), repourl.go (which
+// apps a push touches), refresh.go (asking the controller to refresh).
 package server
 
 import (
@@ -95,6 +97,9 @@ type Server struct {
 	Options Options
 	// Log receives request errors; nil discards them.
 	Log *slog.Logger
+	// OIDCHTTPClient talks to the OIDC provider of argocd-cm's
+	// oidc.config; nil means a client with a 15 s timeout.
+	OIDCHTTPClient *http.Client
 
 	initOnce        sync.Once
 	sessions        *sessions
@@ -104,6 +109,7 @@ type Server struct {
 	compiled        *policy
 	compiledVersion string
 	streams         *streamHub
+	oidc            oidcProviders
 }
 
 func (s *Server) now() time.Time {
@@ -200,6 +206,9 @@ func (s *Server) Handler() http.Handler {
 	})
 	mux.HandleFunc("POST /api/webhook", s.handleWebhook)
 	mux.HandleFunc("POST /api/v1/session", s.handleLogin)
+	mux.HandleFunc("GET /api/v1/settings", s.handleSettings)
+	mux.HandleFunc("GET /auth/login", s.handleSSOLogin)
+	mux.HandleFunc("GET "+oidcCallbackPath, s.handleSSOCallback)
 	mux.Handle("DELETE /api/v1/session", s.authenticated(s.handleLogout))
 	mux.Handle("GET /api/v1/session/userinfo", s.authenticated(s.handleUserInfo))
 	mux.Handle("PUT /api/v1/account/password", s.authenticated(s.handleUpdatePassword))
@@ -291,8 +300,9 @@ type sessionRefused string
 
 func (e sessionRefused) Error() string { return string(e) }
 
-// sessionOf authenticates r: a valid token of an enabled account, from the
-// bearer header or the cookie. A refusal is a sessionRefused.
+// sessionOf authenticates r: a valid token of an enabled account, or of an
+// SSO login while oidc.config names the same issuer, from the bearer
+// header or the cookie. A refusal is a sessionRefused.
 func (s *Server) sessionOf(r *http.Request) (*session, error) {
 	token := tokenFrom(r)
 	if token == "" {
@@ -305,6 +315,12 @@ func (s *Server) sessionOf(r *http.Request) (*session, error) {
 	claims, err := s.sessions.verify(st.signKey, token)
 	if err != nil {
 		return nil, sessionRefused("invalid session: " + err.Error())
+	}
+	if sso := claims.SSO; sso != nil {
+		if st.oidc == nil || st.oidc.Issuer != sso.Issuer {
+			return nil, sessionRefused("invalid session: single sign-on through " + sso.Issuer + " is no longer configured")
+		}
+		return &session{claims: claims, settings: st}, nil
 	}
 	acc, ok := st.accounts[claims.Subject]
 	if !ok || !acc.Enabled {
@@ -341,7 +357,7 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request, c *session, r
 		s.internalError(w, err)
 		return false
 	}
-	if !p.allowed(c.user(), resource, action, object) {
+	if !p.permits(c, resource, action, object) {
 		writeError(w, http.StatusForbidden, fmt.Sprintf("permission denied: %s, %s, %s", resource, action, object))
 		return false
 	}

@@ -21,9 +21,20 @@ const (
 	defaultSessionDuration = 24 * time.Hour
 )
 
-// sessionClaims are the claims of a local user's session token.
+// sessionClaims are the claims of a session token: a local user's, or
+// with SSO set a user's who logged in through the OIDC provider.
 type sessionClaims struct {
 	jwt.RegisteredClaims
+	SSO *ssoClaims `json:"sso,omitempty"`
+}
+
+// ssoClaims are what an SSO session keeps of the ID token; the session's
+// subject is the email, or the OIDC subject without one.
+type ssoClaims struct {
+	Issuer  string   `json:"iss"`
+	Subject string   `json:"sub"`
+	Email   string   `json:"email,omitempty"`
+	Groups  []string `json:"groups,omitempty"`
 }
 
 // sessions issues and checks signed session tokens and remembers the ones
@@ -43,22 +54,27 @@ func newSessions(now func() time.Time, duration time.Duration) *sessions {
 	return &sessions{now: now, duration: duration, revoked: map[string]time.Time{}}
 }
 
-// issue signs a token for user with key (HS256).
+// issue signs a token for local user with key (HS256).
 func (s *sessions) issue(key []byte, user string) (string, time.Time, error) {
+	return s.issueClaims(key, sessionClaims{}, user)
+}
+
+// issueClaims signs claims, their registered part set here, for user.
+func (s *sessions) issueClaims(key []byte, claims sessionClaims, user string) (string, time.Time, error) {
 	id := make([]byte, 16)
 	if _, err := rand.Read(id); err != nil {
 		return "", time.Time{}, err
 	}
 	now := s.now().Truncate(time.Second)
 	exp := now.Add(s.duration)
-	claims := sessionClaims{RegisteredClaims: jwt.RegisteredClaims{
+	claims.RegisteredClaims = jwt.RegisteredClaims{
 		Issuer:    issuer,
 		Subject:   user,
 		ID:        hex.EncodeToString(id),
 		IssuedAt:  jwt.NewNumericDate(now),
 		NotBefore: jwt.NewNumericDate(now),
 		ExpiresAt: jwt.NewNumericDate(exp),
-	}}
+	}
 	token, err := jwt.NewWithClaims(jwt.SigningMethodHS256, claims).SignedString(key)
 	return token, exp, err
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"golang.org/x/crypto/bcrypt"
@@ -22,6 +23,11 @@ type settings struct {
 	accounts map[string]account
 	signKey  []byte
 	secret   map[string][]byte
+	// url is argocd-cm's external URL; oidc its oidc.config (nil without
+	// one, or when it is invalid: oidcErr says why).
+	url     string
+	oidc    *oidcConfig
+	oidcErr error
 }
 
 // errNotReady means Skiff has not written its secret key yet.
@@ -42,7 +48,10 @@ func (s *Server) loadSettings(ctx context.Context) (*settings, error) {
 	if len(key) == 0 {
 		return nil, errNotReady
 	}
-	return &settings{accounts: parseAccounts(cm.Data, secret.Data), signKey: key, secret: secret.Data}, nil
+	st := &settings{accounts: parseAccounts(cm.Data, secret.Data), signKey: key, secret: secret.Data,
+		url: strings.TrimSuffix(strings.TrimSpace(cm.Data[keyURL]), "/")}
+	st.oidc, st.oidcErr = parseOIDCConfig(cm.Data, secret.Data)
+	return st, nil
 }
 
 // bootstrap makes sure argocd-secret holds a signing key and, while the
@@ -152,6 +161,7 @@ func (s *Server) policy(ctx context.Context) (*policy, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", RBACConfigMapName, err)
 	}
+	p.scopes = parseScopes(cm.Data[keyScopes])
 	s.compiled, s.compiledVersion = p, version
 	return p, nil
 }

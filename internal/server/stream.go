@@ -297,7 +297,7 @@ func (s *Server) handleStreamApplications(w http.ResponseWriter, r *http.Request
 			if err != nil {
 				return false, err
 			}
-			return p.allowed(c.user(), resApplications, actGet, appObject(app)), nil
+			return p.permits(c, resApplications, actGet, appObject(app)), nil
 		},
 	})
 }
@@ -334,7 +334,7 @@ func (s *Server) handleStreamRollouts(w http.ResponseWriter, r *http.Request, c 
 			if err != nil {
 				return false, err
 			}
-			return p.allowed(c.user(), guard.resource, actGet, guard.object), nil
+			return p.permits(c, guard.resource, actGet, guard.object), nil
 		},
 	})
 }

@@ -145,12 +145,32 @@ function renderLogin() {
   h('label', {for: 'login-username'}, 'Username'), username,
   h('label', {for: 'login-password'}, 'Password'), password,
   error, submit);
+  const sso = h('div', {class: 'login-sso hidden', testid: 'login-sso'});
   mount(root, h('div', {class: 'login-page', testid: 'login-page'},
     h('div', {class: 'login-card'},
       h('div', {class: 'login-brand'}, h('img', {src: '/logo.svg', alt: '', class: 'login-logo'}), h('h1', null, 'Skiff')),
       h('p', {class: 'muted'}, 'GitOps continuous delivery and progressive delivery'),
-      form)));
+      sso, form)));
   username.focus();
+  showSSO(sso);
+}
+
+// showSSO adds "Log in via <provider>" when argocd-cm configures SSO.
+async function showSSO(container) {
+  let settings;
+  try {
+    settings = await get('/api/v1/settings');
+  } catch {
+    return; // local login still works
+  }
+  const oidc = settings && settings.oidcConfig;
+  if (!oidc || !container.isConnected) return;
+  const back = new URLSearchParams(location.search).get('return');
+  const ret = back && back.startsWith('/') && !back.startsWith('//') ? back : '/applications';
+  mount(container, h('a', {class: 'btn btn-primary btn-block', id: 'login-sso-link', testid: 'login-sso-link',
+    href: '/auth/login?return_url=' + encodeURIComponent(ret)}, 'Log in via ' + (oidc.name || 'SSO')),
+  h('p', {class: 'muted login-or'}, 'or with a local account'));
+  container.classList.remove('hidden');
 }
 
 setRenderer(render);
