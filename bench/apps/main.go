@@ -139,6 +139,7 @@ type result struct {
 	apiTotal           float64 // per minute, all clients, skiff running
 	apiBaseline        float64 // per minute, all clients, before skiff started
 	skiffRequests      float64 // per minute, from skiff's own rest_client_requests_total
+	triggeredRequests  float64 // skiff's own API requests during the triggered refresh
 	hwm                float64
 	anonPeak, fileRSS  float64 // MiB: peak anonymous memory, file-backed RSS then
 	logErrors          int
@@ -325,6 +326,8 @@ func runN(n int, bin, tmp string) (res result, err error) {
 	}
 	stopProfile = startCPUProfile(pprofAddr, fmt.Sprintf("cpu-triggered-%d.pprof", n))
 	apiserver.phase()
+	trigAPI0, _ := scrapeSeries(ctx, metrics.client, metrics.url, "apiserver_request_total")
+	trigOwn0, _ := scrapeSeries(ctx, http.DefaultClient, "http://"+metricsAddr+"/metrics", "rest_client_requests_total")
 	start = time.Now()
 	if err := forEach(n, func(i int) error {
 		patch := []byte(`{"metadata":{"annotations":{"argocd.argoproj.io/refresh":"normal"}}}`)
@@ -344,6 +347,13 @@ func runN(n int, bin, tmp string) (res result, err error) {
 	saveProfile(pprofAddr, "heap", fmt.Sprintf("heap-triggered-%d.pprof", n))
 	fmt.Printf("commit %s + refresh annotation: all synced in %s (annotated in %s), %.2f CPU-s; kube-apiserver %.1f CPU-s\n",
 		sha[:8], res.triggered.Round(time.Millisecond), annotated.Round(time.Millisecond), res.triggeredCPU, apiTriggered)
+	// Where the triggered refresh's API requests go, by verb and resource
+	// (the bench's own annotation patches and list polls included).
+	trigAPI1, _ := scrapeSeries(ctx, metrics.client, metrics.url, "apiserver_request_total")
+	trigOwn1, _ := scrapeSeries(ctx, http.DefaultClient, "http://"+metricsAddr+"/metrics", "rest_client_requests_total")
+	res.triggeredRequests = sumDeltas(trigOwn0, trigOwn1)
+	fmt.Printf("triggered refresh: skiff made %.0f API requests, %.1f per app:\n%s", res.triggeredRequests, res.triggeredRequests/float64(n), topDeltas(trigOwn0, trigOwn1, 10))
+	fmt.Printf("triggered refresh: apiserver_request_total increases (all clients) by verb and resource:\n%s", topDeltas(byVerbResource(trigAPI0), byVerbResource(trigAPI1), 20))
 
 	// 4b. A commit, no trigger.
 	sha, err = repo.touchAll(n, 2)
@@ -866,6 +876,40 @@ func scrapeSeries(ctx context.Context, hc *http.Client, url, metric string) (map
 		return nil, fmt.Errorf("no %s in %s", metric, url)
 	}
 	return series, nil
+}
+
+// sumDeltas sums the per-series increases between two scrapes.
+func sumDeltas(before, after map[string]float64) float64 {
+	sum := 0.0
+	for k, v := range after {
+		if dv := v - before[k]; dv > 0 {
+			sum += dv
+		}
+	}
+	return sum
+}
+
+// byVerbResource folds apiserver_request_total's series by verb, resource,
+// subresource and dry run (dropping code, scope, version and component).
+func byVerbResource(series map[string]float64) map[string]float64 {
+	out := map[string]float64{}
+	for k, v := range series {
+		labels := map[string]string{}
+		for _, kv := range strings.Split(strings.Trim(k, "{}"), ",") {
+			if name, val, ok := strings.Cut(kv, "="); ok {
+				labels[name] = strings.Trim(val, `"`)
+			}
+		}
+		key := labels["verb"] + " " + labels["resource"]
+		if labels["subresource"] != "" {
+			key += "/" + labels["subresource"]
+		}
+		if labels["dry_run"] != "" {
+			key += " (dry run)"
+		}
+		out[key] += v
+	}
+	return out
 }
 
 // topDeltas formats the n largest per-series increases between two scrapes.

@@ -92,6 +92,8 @@ type run struct {
 	// crdKinds are "group/Kind" of CRDs this sync applies: objects of those
 	// kinds wait for the API server to serve them.
 	crdKinds map[string]bool
+	// unmodified memoizes unchanged, by task (guarded by mu).
+	unmodified map[resultKey]bool
 }
 
 func (r *run) execute(ctx context.Context) Result {
@@ -207,8 +209,8 @@ func (r *run) validate(ctx context.Context, tasks []Task) int {
 	}
 	var toValidate []Task
 	for _, t := range tasks {
-		if t.Desired == nil || !t.Options.Validate {
-			continue
+		if t.Desired == nil || !t.Options.Validate || r.unchanged(t) {
+			continue // an unchanged object is left alone, so not validated either
 		}
 		if t.Hook && t.Live != nil && hasPolicy(t, "BeforeHookCreation") {
 			// The previous run's hook is replaced, not patched: a dry-run
@@ -326,7 +328,7 @@ func (r *run) do(ctx context.Context, t Task) error {
 		r.record(t, v1alpha1.ResultCodeSynced, "created", v1alpha1.OperationRunning)
 		return nil
 	}
-	if t.Options.ApplyOutOfSyncOnly && t.Live != nil && r.req.IsModified != nil && !r.req.IsModified(t.Desired, t.Live) {
+	if r.unchanged(t) {
 		r.record(t, v1alpha1.ResultCodeSynced, "unchanged", "")
 		return nil
 	}
@@ -340,6 +342,30 @@ func (r *run) do(ctx context.Context, t Task) error {
 	}
 	r.record(t, v1alpha1.ResultCodeSynced, fmt.Sprintf("%s %s", strings.ToLower(t.Key.Kind), verb), "")
 	return nil
+}
+
+// unchanged reports whether t is an object ApplyOutOfSyncOnly leaves alone:
+// not a hook, not a prune, live and not modified. Its result is memoized,
+// validate and do both ask.
+func (r *run) unchanged(t Task) bool {
+	if !t.Options.ApplyOutOfSyncOnly || t.Hook || t.Prune || t.PruneSkipped || t.Desired == nil || t.Live == nil || r.req.IsModified == nil {
+		return false
+	}
+	key := taskKey(t)
+	r.mu.Lock()
+	v, ok := r.unmodified[key]
+	r.mu.Unlock()
+	if ok {
+		return v
+	}
+	v = !r.req.IsModified(t.Desired, t.Live)
+	r.mu.Lock()
+	if r.unmodified == nil {
+		r.unmodified = map[resultKey]bool{}
+	}
+	r.unmodified[key] = v
+	r.mu.Unlock()
+	return v
 }
 
 // applyWhenServed applies t, waiting first for its kind to be served when

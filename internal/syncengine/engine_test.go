@@ -2,15 +2,19 @@ package syncengine
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
 	"github.com/skiffcd/skiff/internal/clustercache"
@@ -293,5 +297,79 @@ spec:
 	}
 	if got := live(t, e.Client, desired[:1]); len(got) != 1 {
 		t.Errorf("the Widget was not created")
+	}
+}
+
+// With ApplyOutOfSyncOnly, an object the diff finds unchanged is neither
+// validated nor applied; a changed one is both.
+func TestApplyOutOfSyncOnlySkipsUnchangedObjects(t *testing.T) {
+	ns := cluster.Namespace(t)
+	e := newEngine(t)
+	desired := manifests(t, ns,
+		"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: same}\ndata: {k: v}",
+		"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: moved}\ndata: {k: v}")
+	if res := runSync(t, e, ns, desired, nil, false, false); res.Phase != v1alpha1.OperationSucceeded {
+		t.Fatalf("first sync: %s", res.Message)
+	}
+	next := manifests(t, ns,
+		"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: same}\ndata: {k: v}",
+		"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: moved}\ndata: {k: changed}")
+	liveObjs := live(t, e.Client, next)
+
+	base, err := client.NewWithWatch(cluster.Config, client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	calls := map[string]int{} // "name" or "name dry run"
+	e.Client = interceptor.NewClient(base, interceptor.Funcs{
+		Apply: func(ctx context.Context, c client.WithWatch, obj runtime.ApplyConfiguration, opts ...client.ApplyOption) error {
+			o := &client.ApplyOptions{}
+			o.ApplyOptions(opts)
+			var u struct {
+				Metadata struct{ Name string } `json:"metadata"`
+			}
+			data, err := json.Marshal(obj)
+			if err != nil {
+				return err
+			}
+			if err := json.Unmarshal(data, &u); err != nil {
+				return err
+			}
+			call := u.Metadata.Name
+			if len(o.DryRun) > 0 {
+				call += " dry run"
+			}
+			mu.Lock()
+			calls[call]++
+			mu.Unlock()
+			return c.Apply(ctx, obj, opts...)
+		},
+	})
+	opts, err := ParseOptions([]string{"ApplyOutOfSyncOnly=true"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := NewPlan(PlanInput{Desired: next, Live: liveObjs, Options: opts})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	res := e.Run(ctx, Request{App: "shop", Namespace: ns, Plan: plan, Options: opts,
+		IsModified: func(desired, live *unstructured.Unstructured) bool {
+			r, err := diff.Compare(desired, live, diff.Options{})
+			return err != nil || r.Modified
+		}})
+	if res.Phase != v1alpha1.OperationSucceeded {
+		t.Fatalf("sync: %s", res.Message)
+	}
+	if r := resultFor(res, "ConfigMap", "same"); r == nil || r.Message != "unchanged" {
+		t.Errorf("the unchanged ConfigMap's result: %+v", r)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if calls["same"]+calls["same dry run"] != 0 || calls["moved"] != 1 || calls["moved dry run"] != 1 {
+		t.Errorf("apply calls %v: want one dry run and one apply of the changed ConfigMap, none of the unchanged one", calls)
 	}
 }

@@ -242,6 +242,9 @@ func (r *Reconciler) reconcileCompare(ctx context.Context, req ctrl.Request) (ct
 	if err := r.Client.Patch(ctx, app, client.MergeFrom(orig)); err != nil {
 		return ctrl.Result{}, fmt.Errorf("writing status: %w", err)
 	}
+	if orig.Operation == nil && app.Operation != nil && r.Recorder != nil {
+		r.Recorder.Eventf(app, nil, "Normal", eventReasonOperationStarted, "Sync", "Initiated sync to %s", targetRevision(app))
+	}
 	if prevHealth != app.Status.Health.Status && r.Recorder != nil {
 		r.Recorder.Eventf(app, nil, "Normal", eventReasonHealthChanged, "Compare",
 			"Updated health status: %s -> %s", prevHealth, app.Status.Health.Status)
@@ -309,6 +312,13 @@ func (r *Reconciler) autoSync(app *v1alpha1.Application, cmp comparison) {
 		op.AutoHealAttemptsCount = attempts + 1
 	}
 	app.Operation = &v1alpha1.Operation{Sync: op, InitiatedBy: v1alpha1.OperationInitiator{Automated: true}}
+	// The operation starts in the write that requests it: the operation
+	// worker finds it Running with the same operation and runs it without
+	// a write of its own (as it resumes one after a restart).
+	app.Status.OperationState = &v1alpha1.OperationState{
+		Operation: *app.Operation, Phase: v1alpha1.OperationRunning,
+		Message: "Syncing", StartedAt: metav1.NewTime(r.now()),
+	}
 }
 
 func autoHealAttempts(op *v1alpha1.SyncOperation) int64 {

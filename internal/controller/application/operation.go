@@ -146,6 +146,7 @@ func (r *Reconciler) sync(ctx context.Context, app *v1alpha1.Application) (synce
 		// them: that is the explicit request to force conflicts.
 		opts.Force = true
 	}
+	opts.ApplyOutOfSyncOnly = applyOutOfSyncOnly(app, opts)
 	var selected []clustercache.ResourceKey
 	for _, res := range op.Resources {
 		selected = append(selected, clustercache.ResourceKey{Group: res.Group, Kind: res.Kind, Namespace: res.Namespace, Name: res.Name})
@@ -168,6 +169,22 @@ func (r *Reconciler) sync(ctx context.Context, app *v1alpha1.Application) (synce
 	})
 	syncResult.Resources = result.Resources
 	return result, syncResult, nil
+}
+
+// applyOutOfSyncOnly reports whether a sync leaves alone the objects whose
+// comparison is Synced (no dry run, no apply): when the ApplyOutOfSyncOnly
+// option says so, as in Argo CD, and in every automated sync of an app
+// without ignoreDifferences. An automated sync follows a comparison that
+// found the app OutOfSync; applying an object the same diff finds Synced
+// changes nothing, at two API calls each. With ignoreDifferences an object
+// can be Synced yet differ in an ignored field, which Argo CD's sync
+// overwrites (without RespectIgnoreDifferences), so those apps apply
+// everything; so do manual syncs, unless the option is set.
+func applyOutOfSyncOnly(app *v1alpha1.Application, opts syncengine.Options) bool {
+	if opts.ApplyOutOfSyncOnly {
+		return true
+	}
+	return app.Operation != nil && app.Operation.InitiatedBy.Automated && len(app.Spec.IgnoreDifferences) == 0
 }
 
 // namespaceExists reports whether the cluster cache has seen namespace ns.
