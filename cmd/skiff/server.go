@@ -69,8 +69,8 @@ func newServerCommand() *cobra.Command {
 	f.BoolVar(&opts.InstallCRDs, "install-crds", false, "apply the argoproj.io CRDs before starting")
 	f.StringVar(&opts.CacheDir, "cache-dir", "", "where git repositories and Helm charts are cached (default $XDG_CACHE_HOME/skiff)")
 	f.DurationVar(&opts.RefreshPeriod, "app-resync", 180*time.Second, "how often each Application is compared with git (Argo CD's timeout.reconciliation)")
-	f.Float32Var(&opts.KubeAPIQPS, "kube-api-qps", 50, "requests per second each Kubernetes API client may send")
-	f.IntVar(&opts.KubeAPIBurst, "kube-api-burst", 100, "requests each Kubernetes API client may send in a burst")
+	f.Float32Var(&opts.KubeAPIQPS, "kube-api-qps", 100, "requests per second each Kubernetes API client (one per resource type) may send")
+	f.IntVar(&opts.KubeAPIBurst, "kube-api-burst", 200, "requests each Kubernetes API client (one per resource type) may send in a burst")
 	f.IntVar(&opts.CompareWorkers, "status-processors", 10, "Applications compared in parallel")
 	f.IntVar(&opts.OperationWorkers, "operation-processors", 10, "sync operations run in parallel")
 	return cmd

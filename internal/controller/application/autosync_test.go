@@ -49,21 +49,7 @@ func configMapExists(t *testing.T, c client.Client, ns, name string) bool {
 // ComparisonError, and nothing is pruned.
 func TestAutoSyncPrunesDeletedFilesAndSurvivesBrokenCommits(t *testing.T) {
 	ctx := context.Background()
-	argocd, dest := cluster.Namespace(t), cluster.Namespace(t)
-	c := startController(t, argocd)
-	repo := testgit.New(t)
-	repo.Commit(map[string]string{
-		"app/a.yaml": strings.ReplaceAll(configMapYAML, "%s", "a"),
-		"app/b.yaml": strings.ReplaceAll(configMapYAML, "%s", "b"),
-	})
-	app := newApp(argocd, "auto", repo.URL(), "app", dest, &v1alpha1.SyncPolicy{
-		Automated: &v1alpha1.SyncPolicyAutomated{Prune: true},
-	})
-	if err := c.Create(ctx, app); err != nil {
-		t.Fatal(err)
-	}
-	key := client.ObjectKeyFromObject(app)
-	waitApp(t, c, key, "auto-synced", statusIs(v1alpha1.SyncStatusCodeSynced, v1alpha1.HealthStatusHealthy))
+	c, key, dest, repo := autoSyncedApp(t, "auto", &v1alpha1.SyncPolicyAutomated{Prune: true})
 	if !configMapExists(t, c, dest, "a") || !configMapExists(t, c, dest, "b") {
 		t.Fatal("auto-sync did not create both ConfigMaps")
 	}
@@ -80,7 +66,7 @@ func TestAutoSyncPrunesDeletedFilesAndSurvivesBrokenCommits(t *testing.T) {
 	}
 
 	repo.Commit(map[string]string{"app/a.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: [broken\n"})
-	app = waitApp(t, c, key, "a ComparisonError", func(a *v1alpha1.Application) bool {
+	app := waitApp(t, c, key, "a ComparisonError", func(a *v1alpha1.Application) bool {
 		return hasCondition(a, v1alpha1.ApplicationConditionComparisonError)
 	})
 	if !strings.Contains(conditionMessage(app, v1alpha1.ApplicationConditionComparisonError), "a.yaml") {
@@ -91,6 +77,27 @@ func TestAutoSyncPrunesDeletedFilesAndSurvivesBrokenCommits(t *testing.T) {
 	if !configMapExists(t, c, dest, "a") {
 		t.Error("a broken commit pruned the last good state")
 	}
+}
+
+// autoSyncedApp starts a controller and an automated app of two ConfigMaps,
+// a and b, in a new repository, and waits until it is Synced and Healthy.
+func autoSyncedApp(t *testing.T, name string, auto *v1alpha1.SyncPolicyAutomated) (c client.Client, key client.ObjectKey, dest string, repo *testgit.Repo) {
+	t.Helper()
+	argocd := cluster.Namespace(t)
+	dest = cluster.Namespace(t)
+	c = startController(t, argocd)
+	repo = testgit.New(t)
+	repo.Commit(map[string]string{
+		"app/a.yaml": strings.ReplaceAll(configMapYAML, "%s", "a"),
+		"app/b.yaml": strings.ReplaceAll(configMapYAML, "%s", "b"),
+	})
+	app := newApp(argocd, name, repo.URL(), "app", dest, &v1alpha1.SyncPolicy{Automated: auto})
+	if err := c.Create(context.Background(), app); err != nil {
+		t.Fatal(err)
+	}
+	key = client.ObjectKeyFromObject(app)
+	waitApp(t, c, key, "auto-synced", statusIs(v1alpha1.SyncStatusCodeSynced, v1alpha1.HealthStatusHealthy))
+	return c, key, dest, repo
 }
 
 func conditionMessage(app *v1alpha1.Application, t v1alpha1.ApplicationConditionType) string {

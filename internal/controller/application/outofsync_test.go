@@ -2,7 +2,6 @@ package application
 
 import (
 	"context"
-	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -10,7 +9,6 @@ import (
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
 	"github.com/skiffcd/skiff/internal/syncengine"
-	"github.com/skiffcd/skiff/internal/testgit"
 )
 
 func TestApplyOutOfSyncOnly(t *testing.T) {
@@ -47,21 +45,7 @@ func TestApplyOutOfSyncOnly(t *testing.T) {
 // that object and leaves the synced one alone (no dry run, no apply).
 func TestAutoSyncAppliesOnlyTheChangedObject(t *testing.T) {
 	ctx := context.Background()
-	argocd, dest := cluster.Namespace(t), cluster.Namespace(t)
-	c := startController(t, argocd)
-	repo := testgit.New(t)
-	repo.Commit(map[string]string{
-		"app/a.yaml": strings.ReplaceAll(configMapYAML, "%s", "a"),
-		"app/b.yaml": strings.ReplaceAll(configMapYAML, "%s", "b"),
-	})
-	app := newApp(argocd, "changed-only", repo.URL(), "app", dest, &v1alpha1.SyncPolicy{
-		Automated: &v1alpha1.SyncPolicyAutomated{Prune: true, SelfHeal: true},
-	})
-	if err := c.Create(ctx, app); err != nil {
-		t.Fatal(err)
-	}
-	key := client.ObjectKeyFromObject(app)
-	waitApp(t, c, key, "auto-synced", statusIs(v1alpha1.SyncStatusCodeSynced, v1alpha1.HealthStatusHealthy))
+	c, key, dest, repo := autoSyncedApp(t, "changed-only", &v1alpha1.SyncPolicyAutomated{Prune: true, SelfHeal: true})
 	get := func(name string) *corev1.ConfigMap {
 		t.Helper()
 		cm := &corev1.ConfigMap{}
@@ -73,7 +57,7 @@ func TestAutoSyncAppliesOnlyTheChangedObject(t *testing.T) {
 	a0, b0 := get("a"), get("b")
 
 	sha := repo.Commit(map[string]string{"app/a.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata: {k: changed}\n"})
-	app = waitApp(t, c, key, "the commit synced", func(a *v1alpha1.Application) bool {
+	app := waitApp(t, c, key, "the commit synced", func(a *v1alpha1.Application) bool {
 		op := a.Status.OperationState
 		return a.Status.Sync.Revision == sha && a.Status.Sync.Status == v1alpha1.SyncStatusCodeSynced &&
 			op != nil && op.Phase == v1alpha1.OperationSucceeded && op.SyncResult != nil && op.SyncResult.Revision == sha
