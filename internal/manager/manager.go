@@ -205,6 +205,7 @@ func addApplicationController(mgr ctrl.Manager, cfg *rest.Config, opts Options) 
 	}
 	r := &application.Reconciler{
 		Client:    mgr.GetClient(),
+		APIReader: mgr.GetAPIReader(),
 		Namespace: opts.Namespace,
 		Repo:      repo,
 		Cache:     live,

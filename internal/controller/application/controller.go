@@ -58,6 +58,10 @@ const (
 type Reconciler struct {
 	// Client reads Applications (cached) and writes them.
 	Client client.Client
+	// APIReader reads an Application uncached before its operation runs:
+	// a cached copy older than the operation's last write would run a
+	// finished operation again. Nil means Client.
+	APIReader client.Reader
 	// Namespace holds the Applications and AppProjects Skiff serves.
 	Namespace string
 	Repo      *reposerver.Server
@@ -239,7 +243,17 @@ func (r *Reconciler) reconcileCompare(ctx context.Context, req ctrl.Request) (ct
 	cmp := r.compare(ctx, app, refresh == "hard", maxAge)
 	r.autoSync(app, cmp)
 	delete(app.Annotations, AnnotationRefresh)
-	if err := r.Client.Patch(ctx, app, client.MergeFrom(orig)); err != nil {
+	patch := client.MergeFrom(orig)
+	if orig.Operation == nil && app.Operation != nil {
+		// An auto-sync decided on a cached copy older than the last
+		// operation's result would sync that revision again: the write
+		// that starts an operation must be based on the latest version.
+		patch = client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})
+	}
+	if err := r.Client.Patch(ctx, app, patch); err != nil {
+		if apierrors.IsConflict(err) {
+			return ctrl.Result{RequeueAfter: time.Millisecond}, nil // compare again on the newer version
+		}
 		return ctrl.Result{}, fmt.Errorf("writing status: %w", err)
 	}
 	if orig.Operation == nil && app.Operation != nil && r.Recorder != nil {

@@ -74,6 +74,7 @@ func startController(t *testing.T, ns string) client.Client {
 	}
 	r := &Reconciler{
 		Client:    mgr.GetClient(),
+		APIReader: mgr.GetAPIReader(),
 		Namespace: ns,
 		Repo: reposerver.New(source.NewCache(filepath.Join(dir, "repos"), source.Options{}),
 			helmrepo.New(filepath.Join(dir, "charts"), nil), reposerver.Options{}),

@@ -36,6 +36,17 @@ func (r *Reconciler) reconcileOperation(ctx context.Context, req ctrl.Request) (
 	if app.Operation == nil || app.DeletionTimestamp != nil {
 		return ctrl.Result{}, nil
 	}
+	// The cache may still show an operation this worker has just finished
+	// (or one the comparison started without a write of ours): confirm it
+	// on the API server, one GET, before running anything.
+	if r.APIReader != nil {
+		if err := r.APIReader.Get(ctx, req.NamespacedName, app); err != nil {
+			return ctrl.Result{}, client.IgnoreNotFound(err)
+		}
+		if app.Operation == nil || app.DeletionTimestamp != nil {
+			return ctrl.Result{}, nil
+		}
+	}
 	state := app.Status.OperationState
 	if state != nil && state.Phase == v1alpha1.OperationTerminating {
 		return ctrl.Result{}, r.finishOperation(ctx, app, v1alpha1.OperationFailed, "Operation terminated", nil)
