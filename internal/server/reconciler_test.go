@@ -4,13 +4,10 @@ import (
 	"context"
 	"net"
 	"net/http"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
-	"github.com/go-git/go-git/v5"
-	"github.com/go-git/go-git/v5/plumbing/object"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -26,31 +23,12 @@ import (
 	"github.com/skiffcd/skiff/internal/source"
 	"github.com/skiffcd/skiff/internal/source/helmrepo"
 	"github.com/skiffcd/skiff/internal/syncengine"
+	"github.com/skiffcd/skiff/internal/testgit"
 )
 
-// commitConfigMap commits a ConfigMap manifest with the given value and
-// returns the commit SHA.
-func commitConfigMap(t *testing.T, repo *git.Repository, dir, value string) string {
-	t.Helper()
-	manifest := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  value: " + value + "\n"
-	if err := os.MkdirAll(filepath.Join(dir, "app"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "app", "cm.yaml"), []byte(manifest), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	wt, err := repo.Worktree()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := wt.Add("app/cm.yaml"); err != nil {
-		t.Fatal(err)
-	}
-	sha, err := wt.Commit("value "+value, &git.CommitOptions{Author: &object.Signature{Name: "t", Email: "t@example.com", When: time.Now()}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return sha.String()
+// configMapAt is a ConfigMap manifest with the given value, for a commit.
+func configMapAt(value string) map[string]string {
+	return map[string]string{"app/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  value: " + value + "\n"}
 }
 
 // TestGitHubPushRefreshesThroughTheApplicationController runs the real
@@ -81,6 +59,7 @@ func TestGitHubPushRefreshesThroughTheApplicationController(t *testing.T) {
 		helmrepo.New(filepath.Join(tmp, "charts"), nil), reposerver.Options{})
 	r := &application.Reconciler{
 		Client:    mgr.GetClient(),
+		APIReader: mgr.GetAPIReader(),
 		Namespace: ns,
 		Repo:      repoServer,
 		Cache:     live,
@@ -114,17 +93,13 @@ func TestGitHubPushRefreshesThroughTheApplicationController(t *testing.T) {
 		}
 	}()
 
-	dir := filepath.Join(tmp, "guestbook")
-	repo, err := git.PlainInit(dir, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	first := commitConfigMap(t, repo, dir, "one")
+	repo := testgit.New(t)
+	first := repo.Commit(configMapAt("one"))
 	h := &harness{t: t, ns: ns, url: "http://" + ln.Addr().String(), k8s: direct, refresh: refresher}
 	h.http = (&http.Client{Timeout: 10 * time.Second})
 	h.waitInitialPassword()
 	h.setSecretKey(keyGitHubSecret, "gh-secret")
-	h.createApp("guestbook", "default", nil, v1alpha1.ApplicationSource{RepoURL: "file://" + dir, Path: "app", TargetRevision: "HEAD"})
+	h.createApp("guestbook", "default", nil, v1alpha1.ApplicationSource{RepoURL: repo.URL(), Path: "app", TargetRevision: "HEAD"})
 
 	waitRevision := func(want string) {
 		t.Helper()
@@ -142,14 +117,14 @@ func TestGitHubPushRefreshesThroughTheApplicationController(t *testing.T) {
 	}
 	waitRevision(first)
 
-	second := commitConfigMap(t, repo, dir, "two")
+	second := repo.Commit(configMapAt("two"))
 	// Without a webhook the controller keeps the resolved revision (its
 	// poll is an hour away).
 	time.Sleep(time.Second)
 	if got := h.getApp("guestbook").Status.Sync.Revision; got != first {
 		t.Fatalf("revision moved to %q before the webhook", got)
 	}
-	body := []byte(`{"ref":"refs/heads/master","repository":{"html_url":"file://` + dir + `","default_branch":"master"}}`)
+	body := []byte(`{"ref":"refs/heads/master","repository":{"html_url":"` + repo.URL() + `","default_branch":"master"}}`)
 	r2 := h.do(http.MethodPost, "/api/webhook", "", body, "X-GitHub-Event", "push", "X-Hub-Signature-256", "sha256="+sign("gh-secret", body))
 	if r2.status != http.StatusOK {
 		t.Fatalf("push: %d %s", r2.status, r2.body)
