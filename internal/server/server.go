@@ -105,6 +105,9 @@ type Server struct {
 	sessions        *sessions
 	userLimiter     *failureLimiter
 	ipLimiter       *failureLimiter
+	settingsMu      sync.Mutex
+	parsed          *settings // the settings of parsedVersion (argocd-cm/argocd-secret resourceVersions)
+	parsedVersion   string
 	policyMu        sync.Mutex
 	compiled        *policy
 	compiledVersion string

@@ -48,9 +48,18 @@ func (s *Server) loadSettings(ctx context.Context) (*settings, error) {
 	if len(key) == 0 {
 		return nil, errNotReady
 	}
+	// Every authenticated call loads the settings: parse them once per
+	// version of the two objects (both are read only after this).
+	version := cm.ResourceVersion + "/" + secret.ResourceVersion
+	s.settingsMu.Lock()
+	defer s.settingsMu.Unlock()
+	if s.parsed != nil && s.parsedVersion == version {
+		return s.parsed, nil
+	}
 	st := &settings{accounts: parseAccounts(cm.Data, secret.Data), signKey: key, secret: secret.Data,
 		url: strings.TrimSuffix(strings.TrimSpace(cm.Data[keyURL]), "/")}
 	st.oidc, st.oidcErr = parseOIDCConfig(cm.Data, secret.Data)
+	s.parsed, s.parsedVersion = st, version
 	return st, nil
 }
 
