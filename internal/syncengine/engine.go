@@ -65,6 +65,12 @@ type Result struct {
 	Phase     v1alpha1.OperationPhase
 	Message   string
 	Resources []v1alpha1.ResourceResult
+	// Applied holds the resourceVersion each object (hooks aside) had right
+	// after this sync wrote it, so a caller can tell when a watch cache has
+	// caught up with the sync.
+	Applied map[clustercache.ResourceKey]string
+	// Pruned says the sync deleted objects.
+	Pruned bool
 }
 
 // Run executes the plan. Errors of individual objects are results, not
@@ -73,6 +79,9 @@ func (e *Engine) Run(ctx context.Context, req Request) Result {
 	run := &run{Engine: e, req: req}
 	res := run.execute(ctx)
 	run.sortResults(res.Resources)
+	run.mu.Lock()
+	res.Applied, res.Pruned = run.applied, run.pruned
+	run.mu.Unlock()
 	return res
 }
 
@@ -94,6 +103,9 @@ type run struct {
 	crdKinds map[string]bool
 	// unmodified memoizes unchanged, by task (guarded by mu).
 	unmodified map[resultKey]bool
+	// applied and pruned feed Result.Applied and Result.Pruned (guarded by mu).
+	applied map[clustercache.ResourceKey]string
+	pruned  bool
 }
 
 func (r *run) execute(ctx context.Context) Result {
@@ -219,6 +231,9 @@ func (r *run) validate(ctx context.Context, tasks []Task) int {
 		}
 		toValidate = append(toValidate, t)
 	}
+	if !r.needsDryRun(tasks, toValidate) {
+		return 0
+	}
 	errs := concurrently(toValidate, func(t Task) error {
 		err := r.apply(ctx, t, true)
 		switch {
@@ -240,6 +255,33 @@ func (r *run) validate(ctx context.Context, tasks []Task) int {
 		}
 	}
 	return failed
+}
+
+// needsDryRun reports whether the dry run can stop a half-applied change.
+// It cannot when the sync changes one object and nothing else: no hook
+// runs before it, nothing is pruned, no namespace is created, so a refused
+// apply leaves the cluster as it was, exactly as a refused dry run would,
+// at half the API calls (an auto-sync of a one-file commit is this case).
+func (r *run) needsDryRun(tasks, toValidate []Task) bool {
+	switch {
+	case r.req.DryRun:
+		return true // the dry run is what was asked for
+	case len(toValidate) != 1:
+		return len(toValidate) > 1
+	}
+	if r.req.Options.CreateNamespace && r.req.Namespace != "" && !r.req.NamespaceExists {
+		return true
+	}
+	changes := 0
+	for _, t := range tasks {
+		switch {
+		case t.Hook, t.Prune:
+			return true
+		case t.Desired != nil && !r.unchanged(t):
+			changes++
+		}
+	}
+	return changes > 1
 }
 
 // concurrently runs fn for every task, maxInFlight at a time, and returns
@@ -313,6 +355,9 @@ func (r *run) do(ctx context.Context, t Task) error {
 			return err
 		}
 		r.record(t, v1alpha1.ResultCodePruned, "pruned", "")
+		r.mu.Lock()
+		r.pruned = true
+		r.mu.Unlock()
 		return nil
 	case t.Hook:
 		if hasPolicy(t, "BeforeHookCreation") {
@@ -390,19 +435,32 @@ func (r *run) applyWhenServed(ctx context.Context, t Task) error {
 }
 
 // apply writes the desired object: server-side apply, or a replace.
+// The response fills obj; a real write of a non-hook records its
+// resourceVersion in Result.Applied.
 func (r *run) apply(ctx context.Context, t Task, dryRun bool) error {
 	obj := t.Desired.DeepCopy()
+	var err error
 	if t.Options.Replace && !t.Hook {
-		return r.replace(ctx, obj, dryRun)
+		err = r.replace(ctx, obj, dryRun)
+	} else {
+		opts := []client.ApplyOption{client.FieldOwner(FieldManager)}
+		if t.Options.Force || t.Hook {
+			opts = append(opts, client.ForceOwnership)
+		}
+		if dryRun {
+			opts = append(opts, client.DryRunAll)
+		}
+		err = r.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj), opts...)
 	}
-	opts := []client.ApplyOption{client.FieldOwner(FieldManager)}
-	if t.Options.Force || t.Hook {
-		opts = append(opts, client.ForceOwnership)
+	if err == nil && !dryRun && !t.Hook {
+		r.mu.Lock()
+		if r.applied == nil {
+			r.applied = map[clustercache.ResourceKey]string{}
+		}
+		r.applied[t.Key] = obj.GetResourceVersion()
+		r.mu.Unlock()
 	}
-	if dryRun {
-		opts = append(opts, client.DryRunAll)
-	}
-	return r.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj), opts...)
+	return err
 }
 
 func (r *run) replace(ctx context.Context, obj *unstructured.Unstructured, dryRun bool) error {

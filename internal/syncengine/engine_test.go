@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -301,8 +303,43 @@ spec:
 }
 
 // With ApplyOutOfSyncOnly, an object the diff finds unchanged is neither
-// validated nor applied; a changed one is both.
+// validated nor applied; changed ones are both.
 func TestApplyOutOfSyncOnlySkipsUnchangedObjects(t *testing.T) {
+	ns := cluster.Namespace(t)
+	e := newEngine(t)
+	desired := manifests(t, ns,
+		"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: same}\ndata: {k: v}",
+		"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: moved}\ndata: {k: v}",
+		"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: moved-too}\ndata: {k: v}")
+	if res := runSync(t, e, ns, desired, nil, false, false); res.Phase != v1alpha1.OperationSucceeded {
+		t.Fatalf("first sync: %s", res.Message)
+	}
+	next := manifests(t, ns,
+		"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: same}\ndata: {k: v}",
+		"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: moved}\ndata: {k: changed}",
+		"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: moved-too}\ndata: {k: changed}")
+	calls := countingApplies(t, e)
+	opts, err := ParseOptions([]string{"ApplyOutOfSyncOnly=true"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := runOutOfSyncOnly(t, e, ns, next, opts)
+	if res.Phase != v1alpha1.OperationSucceeded {
+		t.Fatalf("sync: %s", res.Message)
+	}
+	if r := resultFor(res, "ConfigMap", "same"); r == nil || r.Message != "unchanged" {
+		t.Errorf("the unchanged ConfigMap's result: %+v", r)
+	}
+	got := calls()
+	if got["same"]+got["same dry run"] != 0 || got["moved"] != 1 || got["moved dry run"] != 1 || got["moved-too"] != 1 || got["moved-too dry run"] != 1 {
+		t.Errorf("apply calls %v: want one dry run and one apply of each changed ConfigMap, none of the unchanged one", got)
+	}
+}
+
+// A sync whose only change is one object applies it without a dry run: a
+// refused apply would change nothing either. Result.Applied tells which
+// resourceVersion the write produced.
+func TestASingleChangeSkipsTheDryRun(t *testing.T) {
 	ns := cluster.Namespace(t)
 	e := newEngine(t)
 	desired := manifests(t, ns,
@@ -311,17 +348,73 @@ func TestApplyOutOfSyncOnlySkipsUnchangedObjects(t *testing.T) {
 	if res := runSync(t, e, ns, desired, nil, false, false); res.Phase != v1alpha1.OperationSucceeded {
 		t.Fatalf("first sync: %s", res.Message)
 	}
+	opts, err := ParseOptions([]string{"ApplyOutOfSyncOnly=true"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := countingApplies(t, e)
 	next := manifests(t, ns,
 		"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: same}\ndata: {k: v}",
 		"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: moved}\ndata: {k: changed}")
-	liveObjs := live(t, e.Client, next)
+	res := runOutOfSyncOnly(t, e, ns, next, opts)
+	if res.Phase != v1alpha1.OperationSucceeded {
+		t.Fatalf("sync: %s", res.Message)
+	}
+	if got := calls(); got["moved"] != 1 || got["moved dry run"] != 0 || got["same"]+got["same dry run"] != 0 {
+		t.Errorf("apply calls %v: want one apply of the changed ConfigMap and no dry run", got)
+	}
+	cm := &corev1.ConfigMap{}
+	if err := e.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "moved"}, cm); err != nil {
+		t.Fatal(err)
+	}
+	key := clustercache.ResourceKey{Kind: "ConfigMap", Namespace: ns, Name: "moved"}
+	if rv := res.Applied[key]; rv == "" || rv != cm.ResourceVersion || len(res.Applied) != 1 {
+		t.Errorf("Result.Applied = %v, want only %s at resourceVersion %s", res.Applied, key, cm.ResourceVersion)
+	}
 
+	// A refused single change fails the sync and leaves the object alone.
+	broken := manifests(t, ns,
+		"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: same}\ndata: {k: v}",
+		"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: moved}\ndata: {k: [not, a, string]}")
+	if res := runOutOfSyncOnly(t, e, ns, broken, opts); res.Phase != v1alpha1.OperationFailed {
+		t.Fatalf("a refused apply: phase %s, %s", res.Phase, res.Message)
+	}
+	after := &corev1.ConfigMap{}
+	if err := e.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "moved"}, after); err != nil {
+		t.Fatal(err)
+	}
+	if after.ResourceVersion != cm.ResourceVersion || after.Data["k"] != "changed" {
+		t.Errorf("the refused change wrote the ConfigMap: %v", after.Data)
+	}
+}
+
+// runOutOfSyncOnly syncs desired against what the cluster holds now, with
+// the diff deciding what is unchanged.
+func runOutOfSyncOnly(t *testing.T, e *Engine, ns string, desired []*unstructured.Unstructured, opts Options) Result {
+	t.Helper()
+	plan, err := NewPlan(PlanInput{Desired: desired, Live: live(t, e.Client, desired), Options: opts})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	return e.Run(ctx, Request{App: "shop", Namespace: ns, Plan: plan, Options: opts,
+		IsModified: func(desired, live *unstructured.Unstructured) bool {
+			r, err := diff.Compare(desired, live, diff.Options{})
+			return err != nil || r.Modified
+		}})
+}
+
+// countingApplies makes e count its apply calls by object name ("name" or
+// "name dry run"); the returned function reads the counts.
+func countingApplies(t *testing.T, e *Engine) func() map[string]int {
+	t.Helper()
 	base, err := client.NewWithWatch(cluster.Config, client.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var mu sync.Mutex
-	calls := map[string]int{} // "name" or "name dry run"
+	calls := map[string]int{}
 	e.Client = interceptor.NewClient(base, interceptor.Funcs{
 		Apply: func(ctx context.Context, c client.WithWatch, obj runtime.ApplyConfiguration, opts ...client.ApplyOption) error {
 			o := &client.ApplyOptions{}
@@ -346,30 +439,9 @@ func TestApplyOutOfSyncOnlySkipsUnchangedObjects(t *testing.T) {
 			return c.Apply(ctx, obj, opts...)
 		},
 	})
-	opts, err := ParseOptions([]string{"ApplyOutOfSyncOnly=true"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	plan, err := NewPlan(PlanInput{Desired: next, Live: liveObjs, Options: opts})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	res := e.Run(ctx, Request{App: "shop", Namespace: ns, Plan: plan, Options: opts,
-		IsModified: func(desired, live *unstructured.Unstructured) bool {
-			r, err := diff.Compare(desired, live, diff.Options{})
-			return err != nil || r.Modified
-		}})
-	if res.Phase != v1alpha1.OperationSucceeded {
-		t.Fatalf("sync: %s", res.Message)
-	}
-	if r := resultFor(res, "ConfigMap", "same"); r == nil || r.Message != "unchanged" {
-		t.Errorf("the unchanged ConfigMap's result: %+v", r)
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	if calls["same"]+calls["same dry run"] != 0 || calls["moved"] != 1 || calls["moved dry run"] != 1 {
-		t.Errorf("apply calls %v: want one dry run and one apply of the changed ConfigMap, none of the unchanged one", calls)
+	return func() map[string]int {
+		mu.Lock()
+		defer mu.Unlock()
+		return maps.Clone(calls)
 	}
 }
