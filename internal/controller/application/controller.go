@@ -47,8 +47,13 @@ const (
 	finalizerPollInterval        = 2 * time.Second
 	defaultRevisionHistoryLimit  = 10
 	// pollShareWindow lets apps of one repository polled together share one ls-remote.
-	pollShareWindow               = 10 * time.Second
-	terminationPollInterval       = time.Second
+	pollShareWindow         = 10 * time.Second
+	terminationPollInterval = time.Second
+	// cacheCatchUpPoll and cacheCatchUpTimeout bound the wait for the
+	// cluster cache to show what a sync wrote (a watch event, normally
+	// milliseconds away).
+	cacheCatchUpPoll              = 10 * time.Millisecond
+	cacheCatchUpTimeout           = 2 * time.Second
 	eventReasonOperationStarted   = "OperationStarted"
 	eventReasonOperationCompleted = "OperationCompleted"
 	eventReasonHealthChanged      = "ResourceUpdated"
@@ -234,7 +239,8 @@ func (r *Reconciler) reconcileCompare(ctx context.Context, req ctrl.Request) (ct
 	maxAge := time.Duration(0)
 	switch {
 	case refresh != "":
-		maxAge = time.Nanosecond // ask git now
+		maxAge = time.Nanosecond // ask git now; that is this period's poll too
+		r.markPolled(app.Name)
 	case r.pollDue(app.Name):
 		maxAge = pollShareWindow
 	}
@@ -243,6 +249,12 @@ func (r *Reconciler) reconcileCompare(ctx context.Context, req ctrl.Request) (ct
 	cmp := r.compare(ctx, app, refresh == "hard", maxAge)
 	r.autoSync(app, cmp)
 	delete(app.Annotations, AnnotationRefresh)
+	if maxAge == 0 && onlyComparedAtChanged(orig, app) {
+		// A comparison that a live change triggered and that found nothing
+		// new costs no write; polls and refreshes still record reconciledAt.
+		observeReconcile(app, r.now().Sub(start))
+		return ctrl.Result{RequeueAfter: r.jittered()}, nil
+	}
 	patch := client.MergeFrom(orig)
 	if orig.Operation == nil && app.Operation != nil {
 		// An auto-sync decided on a cached copy older than the last
@@ -259,12 +271,26 @@ func (r *Reconciler) reconcileCompare(ctx context.Context, req ctrl.Request) (ct
 	if orig.Operation == nil && app.Operation != nil && r.Recorder != nil {
 		r.Recorder.Eventf(app, nil, "Normal", eventReasonOperationStarted, "Sync", "Initiated sync to %s", targetRevision(app))
 	}
-	if prevHealth != app.Status.Health.Status && r.Recorder != nil {
-		r.Recorder.Eventf(app, nil, "Normal", eventReasonHealthChanged, "Compare",
-			"Updated health status: %s -> %s", prevHealth, app.Status.Health.Status)
-	}
+	r.recordHealthChange(app, prevHealth)
 	observeReconcile(app, r.now().Sub(start))
 	return ctrl.Result{RequeueAfter: r.jittered()}, nil
+}
+
+// onlyComparedAtChanged reports whether updated differs from orig in
+// nothing but the comparison's timestamps (reconciledAt, observedAt).
+func onlyComparedAtChanged(orig, updated *v1alpha1.Application) bool {
+	withOrigTimes := updated.DeepCopy()
+	withOrigTimes.Status.ReconciledAt = orig.Status.ReconciledAt
+	withOrigTimes.Status.ObservedAt = orig.Status.ObservedAt
+	return equalJSON(orig, withOrigTimes)
+}
+
+// recordHealthChange emits an Event when a comparison changed the app's health.
+func (r *Reconciler) recordHealthChange(app *v1alpha1.Application, prev v1alpha1.HealthStatusCode) {
+	if prev != app.Status.Health.Status && r.Recorder != nil {
+		r.Recorder.Eventf(app, nil, "Normal", eventReasonHealthChanged, "Compare",
+			"Updated health status: %s -> %s", prev, app.Status.Health.Status)
+	}
 }
 
 // pollDue reports whether this comparison is the app's periodic poll, which
@@ -272,16 +298,23 @@ func (r *Reconciler) reconcileCompare(ctx context.Context, req ctrl.Request) (ct
 // between reuse the resolved revision and cost no git call.
 func (r *Reconciler) pollDue(app string) bool {
 	r.pollMu.Lock()
+	last, ok := r.lastPoll[app]
+	r.pollMu.Unlock()
+	if ok && r.now().Sub(last) < r.RefreshPeriod*8/10 {
+		return false
+	}
+	r.markPolled(app)
+	return true
+}
+
+// markPolled records that app's comparison has just asked git.
+func (r *Reconciler) markPolled(app string) {
+	r.pollMu.Lock()
 	defer r.pollMu.Unlock()
 	if r.lastPoll == nil {
 		r.lastPoll = map[string]time.Time{}
 	}
-	now := r.now()
-	if last, ok := r.lastPoll[app]; ok && now.Sub(last) < r.RefreshPeriod*8/10 {
-		return false
-	}
-	r.lastPoll[app] = now
-	return true
+	r.lastPoll[app] = r.now()
 }
 
 // jittered spreads polls over the last tenth of the period, never beyond

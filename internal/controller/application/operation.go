@@ -11,6 +11,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/wait"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -49,7 +50,7 @@ func (r *Reconciler) reconcileOperation(ctx context.Context, req ctrl.Request) (
 	}
 	state := app.Status.OperationState
 	if state != nil && state.Phase == v1alpha1.OperationTerminating {
-		return ctrl.Result{}, r.finishOperation(ctx, app, v1alpha1.OperationFailed, "Operation terminated", nil)
+		return ctrl.Result{}, r.finishOperation(ctx, app, v1alpha1.OperationFailed, "Operation terminated", nil, nil)
 	}
 	if state == nil || !isRunning(state.Phase) || !equalJSON(state.Operation, *app.Operation) {
 		orig := app.DeepCopy()
@@ -77,7 +78,7 @@ func (r *Reconciler) reconcileOperation(ctx context.Context, req ctrl.Request) (
 		return ctrl.Result{}, ctx.Err() // shutting down: the next start resumes it
 	}
 	if runCtx.Err() != nil {
-		return ctrl.Result{}, r.finishOperation(ctx, app, v1alpha1.OperationFailed, "Operation terminated", syncResult)
+		return ctrl.Result{}, r.finishOperation(ctx, app, v1alpha1.OperationFailed, "Operation terminated", syncResult, nil)
 	}
 	if err != nil {
 		return r.retryOrFail(ctx, app, v1alpha1.OperationError, err.Error(), syncResult)
@@ -85,7 +86,7 @@ func (r *Reconciler) reconcileOperation(ctx context.Context, req ctrl.Request) (
 	if result.Phase != v1alpha1.OperationSucceeded {
 		return r.retryOrFail(ctx, app, result.Phase, result.Message, syncResult)
 	}
-	return ctrl.Result{}, r.finishOperation(ctx, app, v1alpha1.OperationSucceeded, result.Message, syncResult)
+	return ctrl.Result{}, r.finishOperation(ctx, app, v1alpha1.OperationSucceeded, result.Message, syncResult, &result)
 }
 
 func isRunning(p v1alpha1.OperationPhase) bool {
@@ -272,7 +273,7 @@ func (r *Reconciler) retryOrFail(ctx context.Context, app *v1alpha1.Application,
 		}
 		return ctrl.Result{RequeueAfter: wait}, nil
 	}
-	return ctrl.Result{}, r.finishOperation(ctx, app, phase, message, result)
+	return ctrl.Result{}, r.finishOperation(ctx, app, phase, message, result, nil)
 }
 
 // backoff is Argo CD's retry back-off: duration × factor^attempt, capped.
@@ -307,9 +308,13 @@ func parseDuration(s string) (time.Duration, bool) {
 }
 
 // finishOperation records the outcome, appends history on success and
-// clears the operation, in one write.
-func (r *Reconciler) finishOperation(ctx context.Context, app *v1alpha1.Application, phase v1alpha1.OperationPhase, message string, result *v1alpha1.SyncOperationResult) error {
+// clears the operation, in one write. After a successful sync (synced
+// carries the engine's result) that write also holds the comparison with
+// the synced state, once the cluster cache shows what the sync wrote:
+// otherwise a second write would follow at once to say Synced.
+func (r *Reconciler) finishOperation(ctx context.Context, app *v1alpha1.Application, phase v1alpha1.OperationPhase, message string, result *v1alpha1.SyncOperationResult, synced *syncengine.Result) error {
 	orig := app.DeepCopy()
+	prevHealth := app.Status.Health.Status
 	now := metav1.NewTime(r.now())
 	state := app.Status.OperationState
 	if state == nil {
@@ -323,9 +328,17 @@ func (r *Reconciler) finishOperation(ctx context.Context, app *v1alpha1.Applicat
 	if phase == v1alpha1.OperationSucceeded && result != nil && app.Operation.Sync != nil && !app.Operation.Sync.DryRun {
 		app.Status.History = appendHistory(app, result, state.StartedAt, now)
 	}
+	dryRun := app.Operation.Sync != nil && app.Operation.Sync.DryRun
 	app.Operation = nil
+	compared := phase == v1alpha1.OperationSucceeded && synced != nil && !dryRun && r.cacheShows(ctx, *synced)
+	if compared {
+		r.compare(ctx, app, false, 0)
+	}
 	if err := r.Client.Patch(ctx, app, client.MergeFrom(orig)); err != nil {
 		return fmt.Errorf("recording the operation result: %w", err)
+	}
+	if compared {
+		r.recordHealthChange(app, prevHealth)
 	}
 	if r.Recorder != nil {
 		kind := "Normal"
@@ -336,6 +349,42 @@ func (r *Reconciler) finishOperation(ctx context.Context, app *v1alpha1.Applicat
 	}
 	observeSync(app, phase)
 	return nil
+}
+
+// cacheShows waits, briefly, until the cluster cache holds every object at
+// the resourceVersion the sync wrote (or a later one), so a comparison
+// right after the sync sees its result. It gives up after
+// cacheCatchUpTimeout, and at once when the sync pruned objects; the
+// comparison that the cache's own events trigger then reports the state.
+func (r *Reconciler) cacheShows(ctx context.Context, synced syncengine.Result) bool {
+	if synced.Pruned || r.Cache == nil {
+		return false
+	}
+	caughtUp := func() bool {
+		for key, rv := range synced.Applied {
+			obj, ok := r.Cache.Get(key)
+			if !ok || !atLeastVersion(obj.GetResourceVersion(), rv) {
+				return false
+			}
+		}
+		return true
+	}
+	err := wait.PollUntilContextTimeout(ctx, cacheCatchUpPoll, cacheCatchUpTimeout, true,
+		func(context.Context) (bool, error) { return caughtUp(), nil })
+	return err == nil
+}
+
+// atLeastVersion reports whether resourceVersion got is want or later.
+// Resource versions are opaque strings; when both are integers (etcd's
+// revisions, which the API server uses) a larger one is later, otherwise
+// only equality counts.
+func atLeastVersion(got, want string) bool {
+	if got == want {
+		return true
+	}
+	g, err1 := strconv.ParseUint(got, 10, 64)
+	w, err2 := strconv.ParseUint(want, 10, 64)
+	return err1 == nil && err2 == nil && g > w
 }
 
 func revisionOf(r *v1alpha1.SyncOperationResult) string {

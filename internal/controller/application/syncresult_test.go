@@ -1,0 +1,130 @@
+package application
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/skiffcd/skiff/api/v1alpha1"
+	"github.com/skiffcd/skiff/internal/testgit"
+)
+
+// The write that records a successful sync also carries the comparison with
+// what the sync applied: the version of the Application that first says
+// Succeeded already says Synced, with no second write needed to get there.
+func TestSyncResultCarriesTheComparison(t *testing.T) {
+	argocd, dest := cluster.Namespace(t), cluster.Namespace(t)
+	c := startController(t, argocd)
+	repo := testgit.New(t)
+	repo.Commit(map[string]string{
+		"app/a.yaml": strings.ReplaceAll(configMapYAML, "%s", "a"),
+		"app/b.yaml": strings.ReplaceAll(configMapYAML, "%s", "b"),
+	})
+	app := newApp(argocd, "one-write", repo.URL(), "app", dest, nil)
+	if err := c.Create(context.Background(), app); err != nil {
+		t.Fatal(err)
+	}
+	key := client.ObjectKeyFromObject(app)
+	app = waitApp(t, c, key, "OutOfSync before the sync", statusIs(v1alpha1.SyncStatusCodeOutOfSync, v1alpha1.HealthStatusMissing))
+
+	scheme, err := newScheme()
+	if err != nil {
+		t.Fatal(err)
+	}
+	wc, err := client.NewWithWatch(cluster.Config, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	w, err := wc.Watch(ctx, &v1alpha1.ApplicationList{}, client.InNamespace(argocd),
+		&client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: app.ResourceVersion}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	requestSync(t, c, app, v1alpha1.SyncOperation{})
+
+	for ev := range w.ResultChan() {
+		got, ok := ev.Object.(*v1alpha1.Application)
+		if ev.Type != watch.Modified || !ok || got.Status.OperationState == nil || got.Status.OperationState.Phase != v1alpha1.OperationSucceeded {
+			continue
+		}
+		if got.Status.Sync.Status != v1alpha1.SyncStatusCodeSynced {
+			t.Errorf("the version recording the result says %s, want Synced", got.Status.Sync.Status)
+		}
+		for _, res := range got.Status.Resources {
+			if res.Status != v1alpha1.SyncStatusCodeSynced {
+				t.Errorf("resource %s/%s is %s in the result's version", res.Kind, res.Name, res.Status)
+			}
+		}
+		return
+	}
+	t.Fatalf("no version of the Application recorded a successful sync: %v", ctx.Err())
+}
+
+// Decisions about when the controller writes, on plain data.
+func TestWriteDecisions(t *testing.T) {
+	at := func(sec int64) *metav1.Time { v := metav1.Unix(sec, 0); return &v }
+	base := func() *v1alpha1.Application {
+		app := &v1alpha1.Application{}
+		app.Status.Sync.Status = v1alpha1.SyncStatusCodeSynced
+		app.Status.ReconciledAt, app.Status.ObservedAt = at(1), at(1)
+		return app
+	}
+	cases := map[string]struct {
+		change func(*v1alpha1.Application)
+		want   bool
+	}{
+		"a comparison that changed nothing is not written": {change: func(*v1alpha1.Application) {}, want: true},
+		"new comparison timestamps alone are not written": {change: func(a *v1alpha1.Application) {
+			a.Status.ReconciledAt, a.Status.ObservedAt = at(2), at(2)
+		}, want: true},
+		"a new sync status is written": {change: func(a *v1alpha1.Application) {
+			a.Status.ReconciledAt = at(2)
+			a.Status.Sync.Status = v1alpha1.SyncStatusCodeOutOfSync
+		}, want: false},
+		"a requested operation is written": {change: func(a *v1alpha1.Application) {
+			a.Operation = &v1alpha1.Operation{Sync: &v1alpha1.SyncOperation{}}
+		}, want: false},
+		"a removed annotation is written": {change: func(a *v1alpha1.Application) {
+			a.Annotations = map[string]string{"x": "y"}
+		}, want: false},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			orig := base()
+			updated := orig.DeepCopy()
+			tc.change(updated)
+			if got := onlyComparedAtChanged(orig, updated); got != tc.want {
+				t.Errorf("onlyComparedAtChanged = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestAtLeastVersion(t *testing.T) {
+	cases := map[string]struct {
+		got, want string
+		ok        bool
+	}{
+		"the same version":                       {got: "42", want: "42", ok: true},
+		"a later integer version":                {got: "100", want: "42", ok: true},
+		"an earlier integer version":             {got: "41", want: "42", ok: false},
+		"opaque versions count only when equal":  {got: "b", want: "a", ok: false},
+		"an opaque version equal to the written": {got: "x1", want: "x1", ok: true},
+		"nothing cached yet":                     {got: "", want: "42", ok: false},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if ok := atLeastVersion(tc.got, tc.want); ok != tc.ok {
+				t.Errorf("atLeastVersion(%q, %q) = %v, want %v", tc.got, tc.want, ok, tc.ok)
+			}
+		})
+	}
+}
