@@ -107,11 +107,15 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 	if err != nil {
 		return fmt.Errorf("creating controller manager: %w", err)
 	}
-	repo, err := addApplicationController(mgr, cfg, opts)
+	config, err := addConfigCache(mgr, opts.Namespace)
 	if err != nil {
 		return err
 	}
-	if err := addAPIServer(mgr, opts, repo); err != nil {
+	repo, err := addApplicationController(mgr, cfg, opts, config)
+	if err != nil {
+		return err
+	}
+	if err := addAPIServer(mgr, opts, repo, config); err != nil {
 		return err
 	}
 	notifications := &notification.Reconciler{Client: mgr.GetClient(), Namespace: opts.Namespace,
@@ -168,9 +172,32 @@ func withClientRateLimits(cfg *rest.Config, qps float32, burst int) *rest.Config
 	return cfg
 }
 
+// addConfigCache adds a cache of the ConfigMaps and Secrets of Skiff's
+// namespace: argocd-cm, argocd-secret, argocd-rbac-cm and the repository
+// Secrets. Settings and credentials are read on every login and git fetch;
+// from the cache they cost no API call.
+func addConfigCache(mgr ctrl.Manager, namespace string) (cache.Cache, error) {
+	configCache, err := cache.New(mgr.GetConfig(), cache.Options{
+		Scheme:            mgr.GetScheme(),
+		Mapper:            mgr.GetRESTMapper(),
+		DefaultNamespaces: map[string]cache.Config{namespace: {}},
+		ByObject: map[client.Object]cache.ByObject{
+			&corev1.ConfigMap{}: {},
+			&corev1.Secret{}:    {},
+		},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("creating the cache of %s's settings: %w", namespace, err)
+	}
+	if err := mgr.Add(configCache); err != nil {
+		return nil, err
+	}
+	return configCache, nil
+}
+
 // addApplicationController wires the repo server, the cluster cache and the
 // sync engine into the Application controller.
-func addApplicationController(mgr ctrl.Manager, cfg *rest.Config, opts Options) (*reposerver.Server, error) {
+func addApplicationController(mgr ctrl.Manager, cfg *rest.Config, opts Options, config client.Reader) (*reposerver.Server, error) {
 	cacheDir := opts.CacheDir
 	if cacheDir == "" {
 		dir, err := os.UserCacheDir()
@@ -182,9 +209,7 @@ func addApplicationController(mgr ctrl.Manager, cfg *rest.Config, opts Options) 
 	repo := reposerver.New(
 		source.NewCache(filepath.Join(cacheDir, "repos"), source.Options{}),
 		helmrepo.New(filepath.Join(cacheDir, "charts"), nil),
-		// Repository Secrets are read on demand (after each revision TTL),
-		// so no cluster-wide Secret informer is needed.
-		reposerver.Options{Credentials: reposerver.SecretCredentials(mgr.GetAPIReader(), opts.Namespace)},
+		reposerver.Options{Credentials: reposerver.SecretCredentials(config, opts.Namespace)},
 	)
 	live, err := clustercache.New(cfg, clustercache.Options{})
 	if err != nil {
@@ -223,30 +248,15 @@ func addApplicationController(mgr ctrl.Manager, cfg *rest.Config, opts Options) 
 
 // addAPIServer runs the API server on its own port. It reads Applications
 // through the manager's cache and argocd-cm, argocd-secret and
-// argocd-rbac-cm through a cache of Skiff's namespace only; a push a
+// argocd-rbac-cm through the config cache; a push a
 // webhook reports sets the refresh annotation on the apps it touched and
 // makes the repo server forget the repository's resolved revisions. It
 // renders with the controller's repo server, reads live objects of any
 // kind with a dynamic client and streams changes from the manager's
 // informers.
-func addAPIServer(mgr ctrl.Manager, opts Options, repo *reposerver.Server) error {
+func addAPIServer(mgr ctrl.Manager, opts Options, repo *reposerver.Server, config client.Reader) error {
 	if opts.API.Addr == "" || opts.API.Addr == "0" {
 		return nil
-	}
-	configCache, err := cache.New(mgr.GetConfig(), cache.Options{
-		Scheme:            mgr.GetScheme(),
-		Mapper:            mgr.GetRESTMapper(),
-		DefaultNamespaces: map[string]cache.Config{opts.Namespace: {}},
-		ByObject: map[client.Object]cache.ByObject{
-			&corev1.ConfigMap{}: {},
-			&corev1.Secret{}:    {},
-		},
-	})
-	if err != nil {
-		return fmt.Errorf("creating the API server's config cache: %w", err)
-	}
-	if err := mgr.Add(configCache); err != nil {
-		return err
 	}
 	dyn, err := dynamic.NewForConfig(mgr.GetConfig())
 	if err != nil {
@@ -262,7 +272,7 @@ func addAPIServer(mgr ctrl.Manager, opts Options, repo *reposerver.Server) error
 	}
 	return mgr.Add(&server.Server{
 		Client:      mgr.GetClient(),
-		Settings:    configCache,
+		Settings:    config,
 		APIReader:   mgr.GetAPIReader(),
 		Namespace:   opts.Namespace,
 		Refresher:   &server.AnnotationRefresher{Client: mgr.GetClient(), Namespace: opts.Namespace, Forget: repo.Forget},
