@@ -3,6 +3,12 @@
 // included), indexed by owning Application and by owner reference for the
 // resource tree. Comparisons and health checks read it, so steady state
 // costs no API call per object.
+//
+// Objects are trimmed before they are stored (see trim): managedFields are
+// dropped from objects no Application tracks, and a tracked object keeps
+// only the entries of managers other than Skiff, which ignoreDifferences'
+// managedFieldsManagers reads. Readers that need an object's full
+// managedFields read it from the API server.
 package clustercache
 
 import (
@@ -21,6 +27,8 @@ import (
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/skiffcd/skiff/internal/diff"
 )
 
 // ResourceKey identifies a live object.
@@ -178,7 +186,12 @@ func (c *Cache) discover(ctx context.Context) error {
 			if known {
 				continue
 			}
+			// The factory starts the informer below; its transform must be
+			// set before that, once (a kind is watched only once).
 			informer := c.factory.ForResource(gvr).Informer()
+			if err := informer.SetTransform(transform(gvk, c.opts.Tracking)); err != nil {
+				return fmt.Errorf("watching %s: %w", gvr, err)
+			}
 			if _, err := informer.AddEventHandler(c.handler(gvk)); err != nil {
 				return fmt.Errorf("watching %s: %w", gvr, err)
 			}
@@ -409,4 +422,64 @@ func (c *Cache) Len() int {
 
 func sortKeys(keys []ResourceKey) {
 	sort.Slice(keys, func(i, j int) bool { return keys[i].String() < keys[j].String() })
+}
+
+// transform returns the informers' transform for kind gvk: it shrinks each
+// freshly decoded object before the informer stores it (see trim), and sets
+// its apiVersion and kind when the list it came in left them out. Informers
+// hand the transform objects nobody else holds yet, so it edits them in
+// place; it never writes to an object that needs no change, so passing it
+// an object already stored is harmless.
+func transform(gvk schema.GroupVersionKind, tracking TrackingMode) cache.TransformFunc {
+	return func(obj any) (any, error) {
+		u, ok := obj.(*unstructured.Unstructured)
+		if !ok {
+			return obj, nil
+		}
+		if u.GroupVersionKind() != gvk {
+			u.SetGroupVersionKind(gvk)
+		}
+		trim(u, tracking)
+		return u, nil
+	}
+}
+
+// trim drops from u, in place, the managedFields the cache's readers do
+// not need. Most objects are tracked by no Application; their managedFields
+// (decoded field sets, a large part of a small object) are dropped
+// entirely. A tracked object keeps the entries of other managers, which
+// ignoreDifferences.managedFieldsManagers reads, but not Skiff's own
+// (diff.FieldManager), which the diff skips. One consequence: an object an
+// app renders that exists live but is not tracked yet (before the sync
+// that adopts it) has no managedFields here, so managedFieldsManagers
+// rules cannot hide its fields until it is tracked. u is left untouched
+// when nothing is to be dropped.
+func trim(u *unstructured.Unstructured, tracking TrackingMode) {
+	md, ok := u.Object["metadata"].(map[string]any)
+	if !ok {
+		return
+	}
+	entries, ok := md["managedFields"]
+	if !ok {
+		return
+	}
+	list, _ := entries.([]any)
+	if len(list) == 0 || OwningApp(u, tracking) == "" {
+		delete(md, "managedFields")
+		return
+	}
+	kept := make([]any, 0, len(list))
+	for _, e := range list {
+		if m, ok := e.(map[string]any); ok && m["manager"] == diff.FieldManager {
+			continue
+		}
+		kept = append(kept, e)
+	}
+	switch {
+	case len(kept) == len(list):
+	case len(kept) == 0:
+		delete(md, "managedFields")
+	default:
+		md["managedFields"] = kept
+	}
 }

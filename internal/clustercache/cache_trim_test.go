@@ -1,0 +1,68 @@
+package clustercache
+
+import (
+	"context"
+	"reflect"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/skiffcd/skiff/internal/diff"
+)
+
+// The cache stores objects without the managedFields its readers never
+// use, and with every other field intact.
+func TestCacheStoresObjectsWithoutUnneededManagedFields(t *testing.T) {
+	ctx := context.Background()
+	c, _ := startCache(t)
+	ns := cluster.Namespace(t)
+	cms := dynamic.NewForConfigOrDie(cluster.Config).Resource(schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}).Namespace(ns)
+	apply := func(manager, name string, annotations map[string]any, data map[string]any) {
+		t.Helper()
+		cm := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "v1", "kind": "ConfigMap",
+			"metadata": map[string]any{"name": name, "namespace": ns, "annotations": annotations},
+			"data":     data,
+		}}
+		if _, err := cms.Apply(ctx, name, cm, metav1.ApplyOptions{FieldManager: manager}); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	apply("other-tool", "untracked", map[string]any{"team": "web"}, map[string]any{"a": "1"})
+	trackedBy := map[string]any{TrackingAnnotation: "shop:/ConfigMap:" + ns + "/tracked"}
+	apply("other-tool", "tracked", trackedBy, map[string]any{"a": "1"})
+	apply(diff.FieldManager, "tracked", trackedBy, map[string]any{"b": "2"})
+
+	var untracked *unstructured.Unstructured
+	eventually(t, "the untracked ConfigMap to be cached", func() bool {
+		var ok bool
+		untracked, ok = c.Get(ResourceKey{Kind: "ConfigMap", Namespace: ns, Name: "untracked"})
+		return ok
+	})
+	if mf := untracked.GetManagedFields(); len(mf) != 0 {
+		t.Errorf("the untracked ConfigMap applied by another manager keeps %d managedFields entries, want none", len(mf))
+	}
+	if data, _, _ := unstructured.NestedStringMap(untracked.Object, "data"); !reflect.DeepEqual(data, map[string]string{"a": "1"}) {
+		t.Errorf("the cached ConfigMap's data = %v, want a=1", data)
+	}
+	if untracked.GetAnnotations()["team"] != "web" || untracked.GetUID() == "" || untracked.GetResourceVersion() == "" {
+		t.Errorf("the cached ConfigMap lost metadata: %v", untracked.Object["metadata"])
+	}
+
+	eventually(t, "the tracked ConfigMap to be cached with Skiff's apply", func() bool {
+		obj, ok := c.Get(ResourceKey{Kind: "ConfigMap", Namespace: ns, Name: "tracked"})
+		if !ok {
+			return false
+		}
+		data, _, _ := unstructured.NestedStringMap(obj.Object, "data")
+		return reflect.DeepEqual(data, map[string]string{"a": "1", "b": "2"})
+	})
+	tracked, _ := c.Get(ResourceKey{Kind: "ConfigMap", Namespace: ns, Name: "tracked"})
+	if got := managerNames(tracked); !reflect.DeepEqual(got, []string{"other-tool"}) {
+		t.Errorf("the tracked ConfigMap's managers = %v, want [other-tool] (Skiff's own entry dropped)", got)
+	}
+}
