@@ -2,6 +2,7 @@ package reposerver
 
 import (
 	"container/list"
+	"strings"
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -21,23 +22,40 @@ func init() {
 }
 
 // manifestCache is a least-recently-used cache of rendered manifests,
-// bounded by an estimate of the bytes it holds.
+// bounded by an estimate of the bytes it holds. It keeps one entry per
+// slot (an application as one caller renders it, see cacheSlot): putting
+// a new entry for a slot evicts the slot's previous one, so an app's old
+// revisions do not stay until the byte bound pushes them out.
 type manifestCache struct {
 	mu       sync.Mutex
 	maxBytes int64
 	bytes    int64
 	order    *list.List // front = most recently used
 	entries  map[string]*list.Element
+	slots    map[string]string // slot → key of its entry
 }
 
 type cacheEntry struct {
-	key       string
+	key, slot string
 	manifests []render.Manifest
 	size      int64
 }
 
 func newManifestCache(maxBytes int64) *manifestCache {
-	return &manifestCache{maxBytes: maxBytes, order: list.New(), entries: map[string]*list.Element{}}
+	return &manifestCache{maxBytes: maxBytes, order: list.New(),
+		entries: map[string]*list.Element{}, slots: map[string]string{}}
+}
+
+// cacheSlot names the entry a request replaces: the same app rendered for
+// the same destination and cluster description. Every part of it is part
+// of the cache key too, so a key always falls in one slot. The controller
+// (which passes the cluster's API versions) and the API server (which does
+// not) therefore keep one entry each per app rather than evicting each
+// other's on every call; a new revision or source spec replaces the entry
+// (so a sync to another revision than the target, a rollback, costs the
+// next comparison one render).
+func cacheSlot(req Request) string {
+	return strings.Join(append([]string{req.AppName, req.Namespace, req.KubeVersion}, req.APIVersions...), "\x00")
 }
 
 func (c *manifestCache) get(key string) ([]render.Manifest, bool) {
@@ -51,26 +69,41 @@ func (c *manifestCache) get(key string) ([]render.Manifest, bool) {
 	return el.Value.(*cacheEntry).manifests, true
 }
 
-func (c *manifestCache) put(key string, manifests []render.Manifest) {
+// put stores manifests under key as slot's only entry.
+func (c *manifestCache) put(slot, key string, manifests []render.Manifest) {
 	size := estimateSize(manifests)
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	// The slot's previous entry is outdated even when the new one is too
+	// large to keep.
+	if prev, ok := c.slots[slot]; ok && prev != key {
+		c.removeLocked(prev)
+	}
 	if size > c.maxBytes {
 		return // larger than the whole cache: keeping it would evict everything
 	}
-	if el, ok := c.entries[key]; ok {
-		c.bytes -= el.Value.(*cacheEntry).size
-		c.order.Remove(el)
-	}
-	c.entries[key] = c.order.PushFront(&cacheEntry{key: key, manifests: manifests, size: size})
+	c.removeLocked(key)
+	c.entries[key] = c.order.PushFront(&cacheEntry{key: key, slot: slot, manifests: manifests, size: size})
+	c.slots[slot] = key
 	c.bytes += size
 	for c.bytes > c.maxBytes {
-		oldest := c.order.Back()
-		e := oldest.Value.(*cacheEntry)
-		c.order.Remove(oldest)
-		delete(c.entries, e.key)
-		c.bytes -= e.size
+		c.removeLocked(c.order.Back().Value.(*cacheEntry).key)
 	}
+}
+
+// removeLocked drops the entry of key, if any, and its slot's index.
+func (c *manifestCache) removeLocked(key string) {
+	el, ok := c.entries[key]
+	if !ok {
+		return
+	}
+	e := el.Value.(*cacheEntry)
+	c.order.Remove(el)
+	delete(c.entries, key)
+	if c.slots[e.slot] == key {
+		delete(c.slots, e.slot)
+	}
+	c.bytes -= e.size
 }
 
 // estimateSize approximates the memory of manifests by their JSON size.

@@ -131,7 +131,7 @@ func TestManifestCacheStaysWithinItsByteBudget(t *testing.T) {
 
 	c := newManifestCache(3 * size)
 	for _, key := range []string{"a", "b", "c", "d"} {
-		c.put(key, resp.Manifests)
+		c.put(key, key, resp.Manifests)
 	}
 	if c.bytes > c.maxBytes {
 		t.Errorf("cache holds %d bytes, budget %d", c.bytes, c.maxBytes)
@@ -142,8 +142,119 @@ func TestManifestCacheStaysWithinItsByteBudget(t *testing.T) {
 	if _, ok := c.get("d"); !ok {
 		t.Errorf("the newest entry was evicted")
 	}
-	c.put("huge", append(append(append(resp.Manifests, resp.Manifests...), resp.Manifests...), resp.Manifests...))
+	c.put("huge", "huge", append(append(append(resp.Manifests, resp.Manifests...), resp.Manifests...), resp.Manifests...))
 	if _, ok := c.get("huge"); ok {
 		t.Errorf("an entry larger than the whole cache was kept")
+	}
+}
+
+// The cache keeps, per app as one caller renders it, only the latest
+// render: an app's older revisions go as soon as a new one is stored.
+func TestManifestCacheKeepsOneEntryPerApp(t *testing.T) {
+	repo := testgit.New(t)
+	repo.Commit(map[string]string{"app/cm.yaml": configMapYAML})
+	clock := &fakeClock{now: time.Now()}
+	server, _ := newTestServer(t, clock, Options{})
+	resp, err := server.Manifests(context.Background(), request(repo.URL(), "app"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := func(app, revision string) Request {
+		req := request("https://git.example/repo.git", "app")
+		req.AppName, req.KubeVersion, req.APIVersions = app, "v1.35.0", []string{"v1", "apps/v1"}
+		req.Sources[0].TargetRevision = revision
+		return req
+	}
+	withoutAPIVersions := func(req Request) Request {
+		req.APIVersions = nil
+		return req
+	}
+	tests := map[string]struct {
+		puts     []Request
+		wantKept []int // indexes into puts of the requests still cached
+	}{
+		"two revisions of one app keep only the newer": {
+			puts:     []Request{at("shop", "v1"), at("shop", "v2")},
+			wantKept: []int{1},
+		},
+		"two apps keep one entry each": {
+			puts:     []Request{at("shop", "v1"), at("blog", "v1")},
+			wantKept: []int{0, 1},
+		},
+		"a new revision of one app leaves the other app's entry": {
+			puts:     []Request{at("shop", "v1"), at("blog", "v1"), at("shop", "v2")},
+			wantKept: []int{1, 2},
+		},
+		"storing the same render again keeps one entry": {
+			puts:     []Request{at("shop", "v1"), at("shop", "v1")},
+			wantKept: []int{1},
+		},
+		"one app rendered with and without the cluster's API versions keeps both": {
+			puts:     []Request{at("shop", "v1"), withoutAPIVersions(at("shop", "v1"))},
+			wantKept: []int{0, 1},
+		},
+		"going back to an earlier revision replaces the later one": {
+			puts:     []Request{at("shop", "v1"), at("shop", "v2"), at("shop", "v1")},
+			wantKept: []int{2},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			c := newManifestCache(1 << 20)
+			keys := make([]string, len(tc.puts))
+			for i, req := range tc.puts {
+				key, err := cacheKey(req, []string{req.Sources[0].TargetRevision})
+				if err != nil {
+					t.Fatal(err)
+				}
+				keys[i] = key
+				c.put(cacheSlot(req), key, resp.Manifests)
+			}
+			kept := map[string]bool{}
+			for _, i := range tc.wantKept {
+				kept[keys[i]] = true
+			}
+			for i, key := range keys {
+				if _, ok := c.get(key); ok != kept[key] {
+					t.Errorf("put %d cached = %v, want %v", i, ok, kept[key])
+				}
+			}
+			if len(c.entries) != len(kept) || c.order.Len() != len(kept) || len(c.slots) != len(kept) {
+				t.Errorf("cache holds %d entries, %d in LRU order, %d slots; want %d of each", len(c.entries), c.order.Len(), len(c.slots), len(kept))
+			}
+			if want := int64(len(kept)) * estimateSize(resp.Manifests); c.bytes != want {
+				t.Errorf("cache counts %d bytes, want %d", c.bytes, want)
+			}
+		})
+	}
+}
+
+// An entry evicted by the byte bound takes its slot's index with it, so a
+// later render of that app does not evict another app's entry.
+func TestManifestCacheEvictionByBytesClearsTheSlot(t *testing.T) {
+	repo := testgit.New(t)
+	repo.Commit(map[string]string{"app/cm.yaml": configMapYAML})
+	clock := &fakeClock{now: time.Now()}
+	server, _ := newTestServer(t, clock, Options{})
+	resp, err := server.Manifests(context.Background(), request(repo.URL(), "app"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newManifestCache(2 * estimateSize(resp.Manifests))
+	c.put("shop", "shop@1", resp.Manifests)
+	c.put("blog", "blog@1", resp.Manifests)
+	c.put("news", "news@1", resp.Manifests) // evicts shop@1 by bytes
+	if _, ok := c.slots["shop"]; ok {
+		t.Errorf("the slot of an entry evicted by bytes is still indexed")
+	}
+	c.put("shop", "shop@2", resp.Manifests) // evicts blog@1 by bytes, the LRU entry
+	if _, ok := c.get("news@1"); !ok {
+		t.Errorf("another app's newer entry was evicted")
+	}
+	if _, ok := c.get("shop@2"); !ok {
+		t.Errorf("the newest entry was not kept")
+	}
+	if len(c.entries) != len(c.slots) || c.bytes > c.maxBytes {
+		t.Errorf("%d entries, %d slots, %d of %d bytes", len(c.entries), len(c.slots), c.bytes, c.maxBytes)
 	}
 }

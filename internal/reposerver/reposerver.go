@@ -8,7 +8,9 @@
 // network call; a hard refresh (or a webhook) bypasses it. Rendered output is
 // keyed by everything that affects it (commit SHAs, source spec,
 // destination, cluster capabilities), so an unchanged commit is never
-// rendered twice; the cache is bounded by the size of what it holds.
+// rendered twice; the cache is bounded by the size of what it holds and
+// keeps only an app's latest render (per destination and cluster
+// description), so old revisions do not linger.
 package reposerver
 
 import (
@@ -174,7 +176,7 @@ func (s *Server) Manifests(ctx context.Context, req Request) (*Response, error) 
 	if err := render.CheckDuplicates(all); err != nil {
 		return nil, err
 	}
-	s.cache.put(key, all)
+	s.cache.put(cacheSlot(req), key, all)
 	resp.Manifests = all
 	return resp, nil
 }
