@@ -4,6 +4,8 @@ import (
 	"context"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -256,5 +258,60 @@ func TestManifestCacheEvictionByBytesClearsTheSlot(t *testing.T) {
 	}
 	if len(c.entries) != len(c.slots) || c.bytes > c.maxBytes {
 		t.Errorf("%d entries, %d slots, %d of %d bytes", len(c.entries), len(c.slots), c.bytes, c.maxBytes)
+	}
+}
+
+// A refresh of many apps of one repository asks the remote a few times, not
+// once per app, and every app still sees the commit pushed before it asked.
+func TestConcurrentRefreshesShareOneLsRemote(t *testing.T) {
+	ctx := context.Background()
+	repo := testgit.New(t)
+	repo.Commit(map[string]string{"app/cm.yaml": configMapYAML})
+	var armed atomic.Bool
+	var slow sync.Once
+	dir := t.TempDir()
+	git := source.NewCache(filepath.Join(dir, "repos"), source.Options{})
+	server := New(git, helmrepo.New(filepath.Join(dir, "charts"), nil), Options{
+		// The first resolution is slow, so the other callers arrive while it
+		// is in flight, as a burst of refreshes does.
+		Credentials: func(context.Context, string) (source.Credentials, error) {
+			if armed.Load() {
+				slow.Do(func() { time.Sleep(300 * time.Millisecond) })
+			}
+			return source.Credentials{}, nil
+		},
+	})
+	if _, err := server.Manifests(ctx, request(repo.URL(), "app")); err != nil {
+		t.Fatal(err)
+	}
+	newSHA := repo.Commit(map[string]string{"app/cm.yaml": strings.ReplaceAll(configMapYAML, "info", "debug")})
+	before := git.Stats()
+	armed.Store(true)
+
+	const callers = 20
+	revisions := make([]string, callers)
+	errs := make([]error, callers)
+	var wg sync.WaitGroup
+	for i := range callers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			req := request(repo.URL(), "app")
+			req.MaxRevisionAge = time.Nanosecond // a refresh: ask git now
+			resp, err := server.Manifests(ctx, req)
+			errs[i] = err
+			if err == nil {
+				revisions[i] = resp.Revisions[0]
+			}
+		}()
+	}
+	wg.Wait()
+	for i := range callers {
+		if errs[i] != nil || revisions[i] != newSHA {
+			t.Errorf("caller %d: revision %s, error %v; want %s", i, revisions[i], errs[i], newSHA)
+		}
+	}
+	if n := git.Stats().LsRemotes - before.LsRemotes; n < 1 || n > 3 {
+		t.Errorf("%d callers made %d ls-remotes, want 1 to 3", callers, n)
 	}
 }

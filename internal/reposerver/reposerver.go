@@ -5,7 +5,8 @@
 //
 // Two caches make steady state cheap. Resolved revisions are kept for
 // RevisionTTL, so repeated comparisons of an unchanged app make no git
-// network call; a hard refresh (or a webhook) bypasses it. Rendered output is
+// network call; a hard refresh (or a webhook) bypasses it, and concurrent
+// callers share one resolution in flight. Rendered output is
 // keyed by everything that affects it (commit SHAs, source spec,
 // destination, cluster capabilities), so an unchanged commit is never
 // rendered twice; the cache is bounded by the size of what it holds and
@@ -59,6 +60,16 @@ type Server struct {
 
 	mu        sync.Mutex
 	revisions map[revisionKey]resolvedRevision
+	flights   map[revisionKey]*flight
+}
+
+// flight is one resolution in progress; callers that need an answer no
+// older than its start wait for it instead of asking the remote themselves.
+type flight struct {
+	started time.Time
+	done    chan struct{}
+	result  resolvedRevision
+	err     error
 }
 
 type revisionKey struct{ repoURL, chart, revision string }
@@ -85,6 +96,7 @@ func New(git *source.Cache, helm *helmrepo.Client, opts Options) *Server {
 		git: git, helm: helm, opts: opts, now: now,
 		cache:     newManifestCache(opts.MaxCacheBytes),
 		revisions: map[revisionKey]resolvedRevision{},
+		flights:   map[revisionKey]*flight{},
 	}
 }
 
@@ -189,26 +201,83 @@ func rendersManifests(src v1alpha1.ApplicationSource) bool {
 
 // resolve turns a source's target revision into a commit SHA or chart
 // version and a local directory, trusting a recent answer unless hard.
+//
+// An answer is fresh enough for a caller when the resolution started after
+// the caller asked, or (unless hard) within its TTL before. Concurrent
+// callers share one resolution in flight when it is fresh enough for them:
+// a refresh of 200 apps of one repository asks the remote once or twice,
+// not 200 times, and still sees every commit pushed before it asked.
 func (s *Server) resolve(ctx context.Context, src v1alpha1.ApplicationSource, hard bool, maxAge time.Duration) (resolvedRevision, error) {
 	key := revisionKey{repoURL: src.RepoURL, chart: src.Chart, revision: src.TargetRevision}
-	now := s.now()
+	asked := s.now()
 	ttl := s.opts.RevisionTTL
 	if maxAge > 0 && maxAge < ttl {
 		ttl = maxAge
 	}
-	if !hard {
+	fresh := func(at time.Time) bool {
+		return at.After(asked) || (!hard && asked.Sub(at) < ttl)
+	}
+	// Each pass either answers or waits for a flight to end; a flight that
+	// is not fresh enough is followed by at most one more.
+	for range 3 {
 		s.mu.Lock()
-		r, ok := s.revisions[key]
-		s.mu.Unlock()
-		if ok && now.Sub(r.at) < ttl {
+		if r, ok := s.revisions[key]; ok && fresh(r.at) {
+			s.mu.Unlock()
 			return r, nil
 		}
+		f, inFlight := s.flights[key]
+		if !inFlight {
+			f = &flight{started: s.now(), done: make(chan struct{})}
+			s.flights[key] = f
+			s.mu.Unlock()
+			s.fly(ctx, key, src, f)
+			return f.result, f.err
+		}
+		s.mu.Unlock()
+		select {
+		case <-f.done:
+		case <-ctx.Done():
+			return resolvedRevision{}, ctx.Err()
+		}
+		if fresh(f.started) && (f.err == nil || ctx.Err() == nil && !isContextError(f.err)) {
+			return f.result, f.err
+		}
 	}
+	// Only reached when the flights joined kept failing on their owners'
+	// cancellations: resolve alone (unshared, so not cached either).
+	f := &flight{started: s.now(), done: make(chan struct{})}
+	s.fly(ctx, key, src, f)
+	return f.result, f.err
+}
+
+// fly runs the resolution of f, records a success and releases its waiters.
+func (s *Server) fly(ctx context.Context, key revisionKey, src v1alpha1.ApplicationSource, f *flight) {
+	f.result, f.err = s.ask(ctx, src)
+	f.result.at = f.started
+	s.mu.Lock()
+	// A flight that Forget dropped may predate a push: its answer goes to
+	// the callers that joined it, not into the cache.
+	if s.flights[key] == f {
+		delete(s.flights, key)
+		if f.err == nil {
+			s.revisions[key] = f.result
+		}
+	}
+	s.mu.Unlock()
+	close(f.done)
+}
+
+func isContextError(err error) bool {
+	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+}
+
+// ask resolves src against its remote (ls-remote, or the Helm index) and
+// brings the commit or chart into the local cache.
+func (s *Server) ask(ctx context.Context, src v1alpha1.ApplicationSource) (resolvedRevision, error) {
 	creds, err := s.credentials(ctx, src.RepoURL)
 	if err != nil {
 		return resolvedRevision{}, err
 	}
-	var r resolvedRevision
 	if src.Chart != "" {
 		dir, version, err := s.helm.Fetch(ctx, src.RepoURL, src.Chart, src.TargetRevision, helmrepo.Credentials{
 			Username: creds.Username, Password: creds.Password, Insecure: creds.Insecure, CAData: creds.CAData,
@@ -216,23 +285,17 @@ func (s *Server) resolve(ctx context.Context, src v1alpha1.ApplicationSource, ha
 		if err != nil {
 			return resolvedRevision{}, err
 		}
-		r = resolvedRevision{revision: version, root: dir}
-	} else {
-		sha, err := s.git.Resolve(ctx, src.RepoURL, creds, src.TargetRevision)
-		if err != nil {
-			return resolvedRevision{}, err
-		}
-		dir, err := s.git.Checkout(ctx, src.RepoURL, sha)
-		if err != nil {
-			return resolvedRevision{}, err
-		}
-		r = resolvedRevision{revision: sha, root: dir}
+		return resolvedRevision{revision: version, root: dir}, nil
 	}
-	r.at = now
-	s.mu.Lock()
-	s.revisions[key] = r
-	s.mu.Unlock()
-	return r, nil
+	sha, err := s.git.Resolve(ctx, src.RepoURL, creds, src.TargetRevision)
+	if err != nil {
+		return resolvedRevision{}, err
+	}
+	dir, err := s.git.Checkout(ctx, src.RepoURL, sha)
+	if err != nil {
+		return resolvedRevision{}, err
+	}
+	return resolvedRevision{revision: sha, root: dir}, nil
 }
 
 // Forget drops the resolved revisions of a repository, so the next request
@@ -243,6 +306,11 @@ func (s *Server) Forget(repoURL string) {
 	for k := range s.revisions {
 		if source.SameRepo(k.repoURL, repoURL) {
 			delete(s.revisions, k)
+		}
+	}
+	for k := range s.flights {
+		if source.SameRepo(k.repoURL, repoURL) {
+			delete(s.flights, k)
 		}
 	}
 }
