@@ -328,6 +328,7 @@ func runN(n int, bin, tmp string) (res result, err error) {
 	apiserver.phase()
 	trigAPI0, _ := scrapeSeries(ctx, metrics.client, metrics.url, "apiserver_request_total")
 	trigOwn0, _ := scrapeSeries(ctx, http.DefaultClient, "http://"+metricsAddr+"/metrics", "rest_client_requests_total")
+	trigQueues0 := scrapeQueues(ctx, metricsAddr)
 	start = time.Now()
 	if err := forEach(n, func(i int) error {
 		patch := []byte(`{"metadata":{"annotations":{"argocd.argoproj.io/refresh":"normal"}}}`)
@@ -354,6 +355,7 @@ func runN(n int, bin, tmp string) (res result, err error) {
 	res.triggeredRequests = sumDeltas(trigOwn0, trigOwn1)
 	fmt.Printf("triggered refresh: skiff made %.0f API requests, %.1f per app:\n%s", res.triggeredRequests, res.triggeredRequests/float64(n), topDeltas(trigOwn0, trigOwn1, 10))
 	fmt.Printf("triggered refresh: apiserver_request_total increases (all clients) by verb and resource:\n%s", topDeltas(byVerbResource(trigAPI0), byVerbResource(trigAPI1), 20))
+	fmt.Printf("triggered refresh: skiff's work queues (items, mean wait in queue, mean work):\n%s", queueDeltas(trigQueues0, scrapeQueues(ctx, metricsAddr)))
 
 	// 4b. A commit, no trigger.
 	sha, err = repo.touchAll(n, 2)
@@ -876,6 +878,43 @@ func scrapeSeries(ctx context.Context, hc *http.Client, url, metric string) (map
 		return nil, fmt.Errorf("no %s in %s", metric, url)
 	}
 	return series, nil
+}
+
+// queueScrape holds controller-runtime's work queue sums and counts, by
+// series (the queue's name).
+type queueScrape struct{ waitSum, workSum, count map[string]float64 }
+
+func scrapeQueues(ctx context.Context, metricsAddr string) queueScrape {
+	url := "http://" + metricsAddr + "/metrics"
+	var q queueScrape
+	q.waitSum, _ = scrapeSeries(ctx, http.DefaultClient, url, "workqueue_queue_duration_seconds_sum")
+	q.workSum, _ = scrapeSeries(ctx, http.DefaultClient, url, "workqueue_work_duration_seconds_sum")
+	q.count, _ = scrapeSeries(ctx, http.DefaultClient, url, "workqueue_work_duration_seconds_count")
+	return q
+}
+
+// queueDeltas formats, per queue that did work between two scrapes, the
+// items done and their mean time waiting in the queue and being worked on:
+// it tells whether a phase waits on workers or on the work.
+func queueDeltas(before, after queueScrape) string {
+	var names []string
+	for k := range after.count {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	var b strings.Builder
+	for _, k := range names {
+		n := after.count[k] - before.count[k]
+		if n <= 0 {
+			continue
+		}
+		wait := (after.waitSum[k] - before.waitSum[k]) / n
+		work := (after.workSum[k] - before.workSum[k]) / n
+		fmt.Fprintf(&b, "      %6.0f %s wait %s work %s\n", n, k,
+			time.Duration(wait*float64(time.Second)).Round(time.Millisecond),
+			time.Duration(work*float64(time.Second)).Round(time.Millisecond))
+	}
+	return b.String()
 }
 
 // sumDeltas sums the per-series increases between two scrapes.
