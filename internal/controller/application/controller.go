@@ -52,8 +52,12 @@ const (
 	// cacheCatchUpPoll and cacheCatchUpTimeout bound the wait for the
 	// cluster cache to show what a sync wrote (a watch event, normally
 	// milliseconds away).
-	cacheCatchUpPoll              = 10 * time.Millisecond
-	cacheCatchUpTimeout           = 2 * time.Second
+	cacheCatchUpPoll    = 10 * time.Millisecond
+	cacheCatchUpTimeout = 2 * time.Second
+	// Event-driven comparisons wait for an operation in its first
+	// operationCompareGrace, looking again every operationCompareDeferral.
+	operationCompareGrace         = 5 * time.Second
+	operationCompareDeferral      = time.Second
 	eventReasonOperationStarted   = "OperationStarted"
 	eventReasonOperationCompleted = "OperationCompleted"
 	eventReasonHealthChanged      = "ResourceUpdated"
@@ -196,7 +200,16 @@ func (specChanged) Update(e event.UpdateEvent) bool {
 		!equalJSON(oldApp.Operation, newApp.Operation) ||
 		oldApp.Annotations[AnnotationRefresh] != newApp.Annotations[AnnotationRefresh] ||
 		!newApp.DeletionTimestamp.Equal(oldApp.DeletionTimestamp) ||
-		phaseOf(oldApp) != phaseOf(newApp)
+		phaseOf(oldApp) != phaseOf(newApp) && !comparedSynced(oldApp, newApp)
+}
+
+// comparedSynced reports whether an update also carries a new comparison
+// that found the app Synced: an operation's result written together with
+// the comparison of its outcome needs no comparison after it. A result
+// found OutOfSync still triggers one, for auto-sync to decide on.
+func comparedSynced(oldApp, newApp *v1alpha1.Application) bool {
+	return newApp.Status.ReconciledAt != nil && !newApp.Status.ReconciledAt.Equal(oldApp.Status.ReconciledAt) &&
+		newApp.Status.Sync.Status == v1alpha1.SyncStatusCodeSynced
 }
 
 // operationRequested lets through Applications with an operation to run.
@@ -244,6 +257,11 @@ func (r *Reconciler) reconcileCompare(ctx context.Context, req ctrl.Request) (ct
 	case r.pollDue(app.Name):
 		maxAge = pollShareWindow
 	}
+	if maxAge == 0 && refresh == "" && r.operationJustStarted(app) {
+		// The operation's result write will carry the comparison of what it
+		// synced; comparing now, on the way, would only cost a write.
+		return ctrl.Result{RequeueAfter: operationCompareDeferral}, nil
+	}
 	prevHealth := app.Status.Health.Status
 
 	cmp := r.compare(ctx, app, refresh == "hard", maxAge)
@@ -274,6 +292,17 @@ func (r *Reconciler) reconcileCompare(ctx context.Context, req ctrl.Request) (ct
 	r.recordHealthChange(app, prevHealth)
 	observeReconcile(app, r.now().Sub(start))
 	return ctrl.Result{RequeueAfter: r.jittered()}, nil
+}
+
+// operationJustStarted reports whether app has an operation running for
+// less than operationCompareGrace. Most syncs finish within it; a longer
+// one (waves waiting for health) gets its status compared as usual.
+func (r *Reconciler) operationJustStarted(app *v1alpha1.Application) bool {
+	state := app.Status.OperationState
+	if app.Operation == nil || state == nil || !isRunning(state.Phase) {
+		return false
+	}
+	return r.now().Sub(state.StartedAt.Time) < operationCompareGrace
 }
 
 // onlyComparedAtChanged reports whether updated differs from orig in

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
 	"github.com/skiffcd/skiff/internal/testgit"
@@ -124,6 +125,84 @@ func TestAtLeastVersion(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			if ok := atLeastVersion(tc.got, tc.want); ok != tc.ok {
 				t.Errorf("atLeastVersion(%q, %q) = %v, want %v", tc.got, tc.want, ok, tc.ok)
+			}
+		})
+	}
+}
+
+// After an operation's result, a comparison follows only when the result's
+// write did not carry one that found the app Synced.
+func TestPhaseChangeTriggersComparison(t *testing.T) {
+	at := func(sec int64) *metav1.Time { v := metav1.Unix(sec, 0); return &v }
+	running := func() *v1alpha1.Application {
+		app := &v1alpha1.Application{}
+		app.Status.ReconciledAt = at(1)
+		app.Status.Sync.Status = v1alpha1.SyncStatusCodeOutOfSync
+		app.Status.OperationState = &v1alpha1.OperationState{Phase: v1alpha1.OperationRunning}
+		return app
+	}
+	cases := map[string]struct {
+		result func(*v1alpha1.Application)
+		want   bool
+	}{
+		"a result without a comparison triggers one": {result: func(a *v1alpha1.Application) {
+			a.Status.OperationState.Phase = v1alpha1.OperationSucceeded
+		}, want: true},
+		"a result carrying a Synced comparison does not": {result: func(a *v1alpha1.Application) {
+			a.Status.OperationState.Phase = v1alpha1.OperationSucceeded
+			a.Status.ReconciledAt, a.Status.Sync.Status = at(2), v1alpha1.SyncStatusCodeSynced
+		}, want: false},
+		"a result carrying an OutOfSync comparison does, for auto-sync": {result: func(a *v1alpha1.Application) {
+			a.Status.OperationState.Phase = v1alpha1.OperationSucceeded
+			a.Status.ReconciledAt = at(2)
+		}, want: true},
+		"a failed sync triggers one": {result: func(a *v1alpha1.Application) {
+			a.Status.OperationState.Phase = v1alpha1.OperationFailed
+		}, want: true},
+		"a write that changes neither phase nor spec does not": {result: func(a *v1alpha1.Application) {
+			a.Status.ReconciledAt = at(2)
+		}, want: false},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			oldApp := running()
+			newApp := oldApp.DeepCopy()
+			tc.result(newApp)
+			if got := (specChanged{}).Update(event.UpdateEvent{ObjectOld: oldApp, ObjectNew: newApp}); got != tc.want {
+				t.Errorf("comparison triggered = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// Event-driven comparisons wait for an operation only in its first seconds.
+func TestOperationJustStarted(t *testing.T) {
+	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	r := &Reconciler{Now: func() time.Time { return now }}
+	app := func(op bool, phase v1alpha1.OperationPhase, age time.Duration) *v1alpha1.Application {
+		a := &v1alpha1.Application{}
+		if op {
+			a.Operation = &v1alpha1.Operation{Sync: &v1alpha1.SyncOperation{}}
+		}
+		if phase != "" {
+			a.Status.OperationState = &v1alpha1.OperationState{Phase: phase, StartedAt: metav1.NewTime(now.Add(-age))}
+		}
+		return a
+	}
+	cases := map[string]struct {
+		app  *v1alpha1.Application
+		want bool
+	}{
+		"an operation started a second ago":       {app: app(true, v1alpha1.OperationRunning, time.Second), want: true},
+		"an operation running for a minute":       {app: app(true, v1alpha1.OperationRunning, time.Minute), want: false},
+		"no operation":                            {app: app(false, "", 0), want: false},
+		"a finished operation":                    {app: app(false, v1alpha1.OperationSucceeded, time.Second), want: false},
+		"an operation requested, not yet started": {app: app(true, "", 0), want: false},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := r.operationJustStarted(tc.app); got != tc.want {
+				t.Errorf("operationJustStarted = %v, want %v", got, tc.want)
 			}
 		})
 	}
