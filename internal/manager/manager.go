@@ -102,6 +102,10 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 		LeaderElectionNamespace: opts.Namespace,
 		Cache: cache.Options{
 			DefaultNamespaces: nil, // all namespaces: Rollouts live next to their workloads
+			// No controller reads managedFields from the cache (writes are
+			// merge patches or applies computed from spec and status), and
+			// they are a large part of an Application's size.
+			DefaultTransform: cache.TransformStripManagedFields(),
 		},
 	})
 	if err != nil {
@@ -181,6 +185,7 @@ func addConfigCache(mgr ctrl.Manager, namespace string) (cache.Cache, error) {
 		Scheme:            mgr.GetScheme(),
 		Mapper:            mgr.GetRESTMapper(),
 		DefaultNamespaces: map[string]cache.Config{namespace: {}},
+		DefaultTransform:  cache.TransformStripManagedFields(),
 		ByObject: map[client.Object]cache.ByObject{
 			&corev1.ConfigMap{}: {},
 			&corev1.Secret{}:    {},
