@@ -65,10 +65,10 @@ type Result struct {
 	Phase     v1alpha1.OperationPhase
 	Message   string
 	Resources []v1alpha1.ResourceResult
-	// Applied holds the resourceVersion each object (hooks aside) had right
-	// after this sync wrote it, so a caller can tell when a watch cache has
-	// caught up with the sync.
-	Applied map[clustercache.ResourceKey]string
+	// Applied holds each object (hooks aside) as the API server returned it
+	// from this sync's write: the live state right after the sync, before
+	// any watch cache has seen it.
+	Applied map[clustercache.ResourceKey]*unstructured.Unstructured
 	// Pruned says the sync deleted objects.
 	Pruned bool
 }
@@ -104,7 +104,7 @@ type run struct {
 	// unmodified memoizes unchanged, by task (guarded by mu).
 	unmodified map[resultKey]bool
 	// applied and pruned feed Result.Applied and Result.Pruned (guarded by mu).
-	applied map[clustercache.ResourceKey]string
+	applied map[clustercache.ResourceKey]*unstructured.Unstructured
 	pruned  bool
 }
 
@@ -435,8 +435,8 @@ func (r *run) applyWhenServed(ctx context.Context, t Task) error {
 }
 
 // apply writes the desired object: server-side apply, or a replace.
-// The response fills obj; a real write of a non-hook records its
-// resourceVersion in Result.Applied.
+// The response fills obj; a real write of a non-hook records it in
+// Result.Applied.
 func (r *run) apply(ctx context.Context, t Task, dryRun bool) error {
 	obj := t.Desired.DeepCopy()
 	var err error
@@ -455,9 +455,9 @@ func (r *run) apply(ctx context.Context, t Task, dryRun bool) error {
 	if err == nil && !dryRun && !t.Hook {
 		r.mu.Lock()
 		if r.applied == nil {
-			r.applied = map[clustercache.ResourceKey]string{}
+			r.applied = map[clustercache.ResourceKey]*unstructured.Unstructured{}
 		}
-		r.applied[t.Key] = obj.GetResourceVersion()
+		r.applied[t.Key] = obj
 		r.mu.Unlock()
 	}
 	return err

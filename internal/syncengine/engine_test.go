@@ -337,8 +337,8 @@ func TestApplyOutOfSyncOnlySkipsUnchangedObjects(t *testing.T) {
 }
 
 // A sync whose only change is one object applies it without a dry run: a
-// refused apply would change nothing either. Result.Applied tells which
-// resourceVersion the write produced.
+// refused apply would change nothing either. Result.Applied holds the object
+// the write produced.
 func TestASingleChangeSkipsTheDryRun(t *testing.T) {
 	ns := cluster.Namespace(t)
 	e := newEngine(t)
@@ -368,7 +368,7 @@ func TestASingleChangeSkipsTheDryRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	key := clustercache.ResourceKey{Kind: "ConfigMap", Namespace: ns, Name: "moved"}
-	if rv := res.Applied[key]; rv == "" || rv != cm.ResourceVersion || len(res.Applied) != 1 {
+	if obj := res.Applied[key]; obj == nil || obj.GetResourceVersion() != cm.ResourceVersion || len(res.Applied) != 1 {
 		t.Errorf("Result.Applied = %v, want only %s at resourceVersion %s", res.Applied, key, cm.ResourceVersion)
 	}
 

@@ -30,8 +30,10 @@ type comparison struct {
 }
 
 // compare renders the app, compares it with the live objects and writes
-// sync, health, resources, summary and conditions into app.Status.
-func (r *Reconciler) compare(ctx context.Context, app *v1alpha1.Application, hard bool, maxRevisionAge time.Duration) comparison {
+// sync, health, resources, summary and conditions into app.Status. written
+// holds objects a sync has just written, as the API server returned them:
+// they are the live state even before the cluster cache shows them.
+func (r *Reconciler) compare(ctx context.Context, app *v1alpha1.Application, hard bool, maxRevisionAge time.Duration, written map[clustercache.ResourceKey]*unstructured.Unstructured) comparison {
 	now := metav1.NewTime(r.now())
 	app.Status.ReconciledAt = &now
 	app.Status.ObservedAt = &now
@@ -83,8 +85,8 @@ func (r *Reconciler) compare(ctx context.Context, app *v1alpha1.Application, har
 		conds.set(v1alpha1.ApplicationConditionInvalidSpecError, violations)
 	}
 
-	live := r.Cache.AppObjects(app.Name)
-	resources, syncStatus := r.resourceStatuses(app, desired, live)
+	live := withWritten(r.Cache.AppObjects(app.Name), written)
+	resources, syncStatus := r.resourceStatuses(app, desired, live, written)
 	app.Status.Resources = resources
 	app.Status.Sync.Status = syncStatus
 	app.Status.Health = appHealth(app.Status.Health, resources, now)
@@ -125,9 +127,34 @@ func (r *Reconciler) withNamespaces(app *v1alpha1.Application, manifests []rende
 	return out
 }
 
-// resourceStatuses compares each desired object with its live one, and lists
-// live objects git no longer has as requiring pruning.
-func (r *Reconciler) resourceStatuses(app *v1alpha1.Application, desired, live []*unstructured.Unstructured) ([]v1alpha1.ResourceStatus, v1alpha1.SyncStatusCode) {
+// withWritten returns the live objects with those a sync has just written
+// in place of (or in addition to) the cached ones.
+func withWritten(live []*unstructured.Unstructured, written map[clustercache.ResourceKey]*unstructured.Unstructured) []*unstructured.Unstructured {
+	if len(written) == 0 {
+		return live
+	}
+	out := make([]*unstructured.Unstructured, 0, len(live)+len(written))
+	seen := map[clustercache.ResourceKey]bool{}
+	for _, l := range live {
+		key := clustercache.KeyOf(l)
+		seen[key] = true
+		if w, ok := written[key]; ok {
+			l = w
+		}
+		out = append(out, l)
+	}
+	for key, w := range written {
+		if !seen[key] {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// resourceStatuses compares each desired object with its live one (just
+// written, or cached), and lists live objects git no longer has as
+// requiring pruning.
+func (r *Reconciler) resourceStatuses(app *v1alpha1.Application, desired, live []*unstructured.Unstructured, written map[clustercache.ResourceKey]*unstructured.Unstructured) ([]v1alpha1.ResourceStatus, v1alpha1.SyncStatusCode) {
 	sync := v1alpha1.SyncStatusCodeSynced
 	var out []v1alpha1.ResourceStatus
 	seen := map[clustercache.ResourceKey]bool{}
@@ -137,7 +164,10 @@ func (r *Reconciler) resourceStatuses(app *v1alpha1.Application, desired, live [
 		if isHook(d) {
 			continue // hooks run during syncs; they are not part of the state
 		}
-		liveObj, _ := r.Cache.Get(key)
+		liveObj, ok := written[key]
+		if !ok {
+			liveObj, _ = r.Cache.Get(key)
+		}
 		rs := resourceStatus(d)
 		res, err := diff.Compare(d, liveObj, diff.Options{IgnoreDifferences: app.Spec.IgnoreDifferences})
 		switch {

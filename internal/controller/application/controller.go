@@ -49,11 +49,6 @@ const (
 	// pollShareWindow lets apps of one repository polled together share one ls-remote.
 	pollShareWindow         = 10 * time.Second
 	terminationPollInterval = time.Second
-	// cacheCatchUpPoll and cacheCatchUpTimeout bound the wait for the
-	// cluster cache to show what a sync wrote (a watch event, normally
-	// milliseconds away).
-	cacheCatchUpPoll    = 10 * time.Millisecond
-	cacheCatchUpTimeout = 2 * time.Second
 	// Event-driven comparisons wait for an operation in its first
 	// operationCompareGrace, looking again every operationCompareDeferral.
 	operationCompareGrace         = 5 * time.Second
@@ -67,9 +62,9 @@ const (
 type Reconciler struct {
 	// Client reads Applications (cached) and writes them.
 	Client client.Client
-	// APIReader reads an Application uncached before its operation runs:
-	// a cached copy older than the operation's last write would run a
-	// finished operation again. Nil means Client.
+	// APIReader reads an Application uncached before its operation runs
+	// when the cached copy is older than the operation worker's last write
+	// of it (it would run a finished operation again). Nil means Client.
 	APIReader client.Reader
 	// Namespace holds the Applications and AppProjects Skiff serves.
 	Namespace string
@@ -89,6 +84,9 @@ type Reconciler struct {
 	pollMu      sync.Mutex
 	lastPoll    map[string]time.Time
 	liveChanges chan event.TypedGenericEvent[*v1alpha1.Application]
+	// ourWrites maps an Application's key to the resourceVersion of the
+	// operation worker's latest write of it.
+	ourWrites sync.Map
 }
 
 func (r *Reconciler) now() time.Time {
@@ -264,7 +262,7 @@ func (r *Reconciler) reconcileCompare(ctx context.Context, req ctrl.Request) (ct
 	}
 	prevHealth := app.Status.Health.Status
 
-	cmp := r.compare(ctx, app, refresh == "hard", maxAge)
+	cmp := r.compare(ctx, app, refresh == "hard", maxAge, nil)
 	r.autoSync(app, cmp)
 	delete(app.Annotations, AnnotationRefresh)
 	if maxAge == 0 && onlyComparedAtChanged(orig, app) {

@@ -11,7 +11,6 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/util/wait"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -37,10 +36,10 @@ func (r *Reconciler) reconcileOperation(ctx context.Context, req ctrl.Request) (
 	if app.Operation == nil || app.DeletionTimestamp != nil {
 		return ctrl.Result{}, nil
 	}
-	// The cache may still show an operation this worker has just finished
-	// (or one the comparison started without a write of ours): confirm it
-	// on the API server, one GET, before running anything.
-	if r.APIReader != nil {
+	// The cache may still show an operation this worker has just finished:
+	// when it is older than this worker's last write of the app, confirm on
+	// the API server, one GET, before running anything.
+	if r.APIReader != nil && r.cacheOlderThanOurWrite(req.NamespacedName, app.ResourceVersion) {
 		if err := r.APIReader.Get(ctx, req.NamespacedName, app); err != nil {
 			return ctrl.Result{}, client.IgnoreNotFound(err)
 		}
@@ -64,6 +63,7 @@ func (r *Reconciler) reconcileOperation(ctx context.Context, req ctrl.Request) (
 		if err := r.Client.Patch(ctx, app, client.MergeFrom(orig)); err != nil {
 			return ctrl.Result{}, fmt.Errorf("recording the operation start: %w", err)
 		}
+		r.wrote(app)
 		if r.Recorder != nil {
 			r.Recorder.Eventf(app, nil, "Normal", eventReasonOperationStarted, "Sync", "Initiated sync to %s", targetRevision(app))
 		}
@@ -271,6 +271,7 @@ func (r *Reconciler) retryOrFail(ctx context.Context, app *v1alpha1.Application,
 		if err := r.Client.Patch(ctx, app, client.MergeFrom(orig)); err != nil {
 			return ctrl.Result{}, fmt.Errorf("recording the retry: %w", err)
 		}
+		r.wrote(app)
 		return ctrl.Result{RequeueAfter: wait}, nil
 	}
 	return ctrl.Result{}, r.finishOperation(ctx, app, phase, message, result, nil)
@@ -310,8 +311,9 @@ func parseDuration(s string) (time.Duration, bool) {
 // finishOperation records the outcome, appends history on success and
 // clears the operation, in one write. After a successful sync (synced
 // carries the engine's result) that write also holds the comparison with
-// the synced state, once the cluster cache shows what the sync wrote:
-// otherwise a second write would follow at once to say Synced.
+// the objects as the sync wrote them, so no second write follows at once to
+// say Synced. A sync that pruned leaves the comparison to the cache's
+// events: deleted objects linger in the cache until their watch event.
 func (r *Reconciler) finishOperation(ctx context.Context, app *v1alpha1.Application, phase v1alpha1.OperationPhase, message string, result *v1alpha1.SyncOperationResult, synced *syncengine.Result) error {
 	orig := app.DeepCopy()
 	prevHealth := app.Status.Health.Status
@@ -330,13 +332,14 @@ func (r *Reconciler) finishOperation(ctx context.Context, app *v1alpha1.Applicat
 	}
 	dryRun := app.Operation.Sync != nil && app.Operation.Sync.DryRun
 	app.Operation = nil
-	compared := phase == v1alpha1.OperationSucceeded && synced != nil && !dryRun && r.cacheShows(ctx, *synced)
+	compared := phase == v1alpha1.OperationSucceeded && synced != nil && !dryRun && !synced.Pruned
 	if compared {
-		r.compare(ctx, app, false, 0)
+		r.compare(ctx, app, false, 0, synced.Applied)
 	}
 	if err := r.Client.Patch(ctx, app, client.MergeFrom(orig)); err != nil {
 		return fmt.Errorf("recording the operation result: %w", err)
 	}
+	r.wrote(app)
 	if compared {
 		r.recordHealthChange(app, prevHealth)
 	}
@@ -351,27 +354,27 @@ func (r *Reconciler) finishOperation(ctx context.Context, app *v1alpha1.Applicat
 	return nil
 }
 
-// cacheShows waits, briefly, until the cluster cache holds every object at
-// the resourceVersion the sync wrote (or a later one), so a comparison
-// right after the sync sees its result. It gives up after
-// cacheCatchUpTimeout, and at once when the sync pruned objects; the
-// comparison that the cache's own events trigger then reports the state.
-func (r *Reconciler) cacheShows(ctx context.Context, synced syncengine.Result) bool {
-	if synced.Pruned || r.Cache == nil {
+// wrote remembers the resourceVersion of the operation worker's latest
+// write of app (the patch response sets it).
+func (r *Reconciler) wrote(app *v1alpha1.Application) {
+	r.ourWrites.Store(client.ObjectKeyFromObject(app), app.ResourceVersion)
+}
+
+// cacheOlderThanOurWrite reports whether a cached Application at
+// resourceVersion cached predates the operation worker's latest write of
+// it, which may have finished the operation the cached copy still shows.
+// Once the cache has caught up the record is dropped. Without a record
+// (none since start) the cache, filled by a LIST after start, is current.
+func (r *Reconciler) cacheOlderThanOurWrite(key client.ObjectKey, cached string) bool {
+	v, ok := r.ourWrites.Load(key)
+	if !ok {
 		return false
 	}
-	caughtUp := func() bool {
-		for key, rv := range synced.Applied {
-			obj, ok := r.Cache.Get(key)
-			if !ok || !atLeastVersion(obj.GetResourceVersion(), rv) {
-				return false
-			}
-		}
-		return true
+	if atLeastVersion(cached, v.(string)) {
+		r.ourWrites.CompareAndDelete(key, v)
+		return false
 	}
-	err := wait.PollUntilContextTimeout(ctx, cacheCatchUpPoll, cacheCatchUpTimeout, true,
-		func(context.Context) (bool, error) { return caughtUp(), nil })
-	return err == nil
+	return true
 }
 
 // atLeastVersion reports whether resourceVersion got is want or later.

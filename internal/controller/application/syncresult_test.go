@@ -109,27 +109,6 @@ func TestWriteDecisions(t *testing.T) {
 	}
 }
 
-func TestAtLeastVersion(t *testing.T) {
-	cases := map[string]struct {
-		got, want string
-		ok        bool
-	}{
-		"the same version":                       {got: "42", want: "42", ok: true},
-		"a later integer version":                {got: "100", want: "42", ok: true},
-		"an earlier integer version":             {got: "41", want: "42", ok: false},
-		"opaque versions count only when equal":  {got: "b", want: "a", ok: false},
-		"an opaque version equal to the written": {got: "x1", want: "x1", ok: true},
-		"nothing cached yet":                     {got: "", want: "42", ok: false},
-	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			if ok := atLeastVersion(tc.got, tc.want); ok != tc.ok {
-				t.Errorf("atLeastVersion(%q, %q) = %v, want %v", tc.got, tc.want, ok, tc.ok)
-			}
-		})
-	}
-}
-
 // After an operation's result, a comparison follows only when the result's
 // write did not carry one that found the app Synced.
 func TestPhaseChangeTriggersComparison(t *testing.T) {
@@ -205,5 +184,47 @@ func TestOperationJustStarted(t *testing.T) {
 				t.Errorf("operationJustStarted = %v, want %v", got, tc.want)
 			}
 		})
+	}
+}
+
+func TestAtLeastVersion(t *testing.T) {
+	cases := map[string]struct {
+		got, want string
+		ok        bool
+	}{
+		"the same version":                    {got: "42", want: "42", ok: true},
+		"a later integer version":             {got: "100", want: "42", ok: true},
+		"an earlier integer version":          {got: "41", want: "42", ok: false},
+		"opaque versions count only if equal": {got: "b", want: "a", ok: false},
+		"an opaque version equal to ours":     {got: "x1", want: "x1", ok: true},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if ok := atLeastVersion(tc.got, tc.want); ok != tc.ok {
+				t.Errorf("atLeastVersion(%q, %q) = %v, want %v", tc.got, tc.want, ok, tc.ok)
+			}
+		})
+	}
+}
+
+// The operation worker reads an Application uncached only while the cache
+// is older than its own last write of it.
+func TestCacheOlderThanOurWrite(t *testing.T) {
+	r := &Reconciler{}
+	key := client.ObjectKey{Namespace: "argocd", Name: "guestbook"}
+	if r.cacheOlderThanOurWrite(key, "10") {
+		t.Error("without a write of ours the cache counts as current")
+	}
+	app := &v1alpha1.Application{}
+	app.Namespace, app.Name, app.ResourceVersion = key.Namespace, key.Name, "20"
+	r.wrote(app)
+	if !r.cacheOlderThanOurWrite(key, "19") {
+		t.Error("a cached copy older than our write counts as current")
+	}
+	if r.cacheOlderThanOurWrite(key, "20") {
+		t.Error("a cached copy at our write counts as stale")
+	}
+	if _, kept := r.ourWrites.Load(key); kept {
+		t.Error("the record outlived the cache catching up")
 	}
 }
