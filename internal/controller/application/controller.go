@@ -265,9 +265,7 @@ func (r *Reconciler) reconcileCompare(ctx context.Context, req ctrl.Request) (ct
 	cmp := r.compare(ctx, app, refresh == "hard", maxAge, nil)
 	r.autoSync(app, cmp)
 	delete(app.Annotations, AnnotationRefresh)
-	if maxAge == 0 && onlyComparedAtChanged(orig, app) {
-		// A comparison that a live change triggered and that found nothing
-		// new costs no write; polls and refreshes still record reconciledAt.
+	if !statusWriteNeeded(orig, app, maxAge > 0, r.now(), r.RefreshPeriod) {
 		observeReconcile(app, r.now().Sub(start))
 		return ctrl.Result{RequeueAfter: r.jittered()}, nil
 	}
@@ -301,6 +299,21 @@ func (r *Reconciler) operationJustStarted(app *v1alpha1.Application) bool {
 		return false
 	}
 	return r.now().Sub(state.StartedAt.Time) < operationCompareGrace
+}
+
+// statusWriteNeeded decides whether a comparison's outcome is written. Any
+// change but the comparison's timestamps is. New timestamps alone are
+// written only by a poll (one that asked git), and only when the recorded
+// reconciledAt is a period old: polls come a little more often than the
+// period, so that a commit is noticed within it, yet each app costs at most
+// one write per period in steady state. A comparison that a live change
+// triggered and that found nothing new costs no write.
+func statusWriteNeeded(orig, updated *v1alpha1.Application, poll bool, now time.Time, period time.Duration) bool {
+	if !onlyComparedAtChanged(orig, updated) {
+		return true
+	}
+	recorded := orig.Status.ReconciledAt
+	return poll && (recorded == nil || now.Sub(recorded.Time) >= period)
 }
 
 // onlyComparedAtChanged reports whether updated differs from orig in

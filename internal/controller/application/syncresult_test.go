@@ -69,41 +69,54 @@ func TestSyncResultCarriesTheComparison(t *testing.T) {
 	t.Fatalf("no version of the Application recorded a successful sync: %v", ctx.Err())
 }
 
-// Decisions about when the controller writes, on plain data.
-func TestWriteDecisions(t *testing.T) {
-	at := func(sec int64) *metav1.Time { v := metav1.Unix(sec, 0); return &v }
-	base := func() *v1alpha1.Application {
+// Whether a comparison's outcome is written, on plain data.
+func TestStatusWriteNeeded(t *testing.T) {
+	period := 3 * time.Minute
+	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	at := func(d time.Duration) *metav1.Time { v := metav1.NewTime(now.Add(-d)); return &v }
+	recordedAgo := func(d time.Duration) *v1alpha1.Application {
 		app := &v1alpha1.Application{}
 		app.Status.Sync.Status = v1alpha1.SyncStatusCodeSynced
-		app.Status.ReconciledAt, app.Status.ObservedAt = at(1), at(1)
+		app.Status.ReconciledAt, app.Status.ObservedAt = at(d), at(d)
 		return app
 	}
+	newTimes := func(a *v1alpha1.Application) { a.Status.ReconciledAt, a.Status.ObservedAt = at(0), at(0) }
 	cases := map[string]struct {
+		orig   *v1alpha1.Application
 		change func(*v1alpha1.Application)
+		poll   bool
 		want   bool
 	}{
-		"a comparison that changed nothing is not written": {change: func(*v1alpha1.Application) {}, want: true},
-		"new comparison timestamps alone are not written": {change: func(a *v1alpha1.Application) {
-			a.Status.ReconciledAt, a.Status.ObservedAt = at(2), at(2)
-		}, want: true},
-		"a new sync status is written": {change: func(a *v1alpha1.Application) {
-			a.Status.ReconciledAt = at(2)
-			a.Status.Sync.Status = v1alpha1.SyncStatusCodeOutOfSync
-		}, want: false},
-		"a requested operation is written": {change: func(a *v1alpha1.Application) {
-			a.Operation = &v1alpha1.Operation{Sync: &v1alpha1.SyncOperation{}}
-		}, want: false},
-		"a removed annotation is written": {change: func(a *v1alpha1.Application) {
-			a.Annotations = map[string]string{"x": "y"}
-		}, want: false},
+		"an event-driven comparison that found nothing new is not written": {
+			orig: recordedAgo(time.Hour), change: newTimes, want: false},
+		"a poll that found nothing new within a period of the last record is not written": {
+			orig: recordedAgo(period * 9 / 10), change: newTimes, poll: true, want: false},
+		"a poll that found nothing new a period after the last record is written": {
+			orig: recordedAgo(period), change: newTimes, poll: true, want: true},
+		"the first poll of a new app is written": {
+			orig: &v1alpha1.Application{}, change: newTimes, poll: true, want: true},
+		"a new sync status is written": {
+			orig: recordedAgo(time.Second), change: func(a *v1alpha1.Application) {
+				newTimes(a)
+				a.Status.Sync.Status = v1alpha1.SyncStatusCodeOutOfSync
+			}, want: true},
+		"a requested operation is written": {
+			orig: recordedAgo(time.Second), change: func(a *v1alpha1.Application) {
+				a.Operation = &v1alpha1.Operation{Sync: &v1alpha1.SyncOperation{}}
+			}, want: true},
+		"a removed refresh annotation is written": {
+			orig: func() *v1alpha1.Application {
+				a := recordedAgo(time.Second)
+				a.Annotations = map[string]string{AnnotationRefresh: "normal"}
+				return a
+			}(), change: func(a *v1alpha1.Application) { delete(a.Annotations, AnnotationRefresh) }, poll: true, want: true},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			orig := base()
-			updated := orig.DeepCopy()
+			updated := tc.orig.DeepCopy()
 			tc.change(updated)
-			if got := onlyComparedAtChanged(orig, updated); got != tc.want {
-				t.Errorf("onlyComparedAtChanged = %v, want %v", got, tc.want)
+			if got := statusWriteNeeded(tc.orig, updated, tc.poll, now, period); got != tc.want {
+				t.Errorf("statusWriteNeeded = %v, want %v", got, tc.want)
 			}
 		})
 	}
