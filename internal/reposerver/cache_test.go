@@ -120,15 +120,21 @@ func TestRenderErrorsNameTheSourceAndAreNotCached(t *testing.T) {
 	}
 }
 
-func TestManifestCacheStaysWithinItsByteBudget(t *testing.T) {
+// renderedConfigMap renders a one-ConfigMap app, for tests of the cache.
+func renderedConfigMap(t *testing.T) *Response {
+	t.Helper()
 	repo := testgit.New(t)
 	repo.Commit(map[string]string{"app/cm.yaml": configMapYAML})
-	clock := &fakeClock{now: time.Now()}
-	server, _ := newTestServer(t, clock, Options{})
+	server, _ := newTestServer(t, &fakeClock{now: time.Now()}, Options{})
 	resp, err := server.Manifests(context.Background(), request(repo.URL(), "app"))
 	if err != nil {
 		t.Fatal(err)
 	}
+	return resp
+}
+
+func TestManifestCacheStaysWithinItsByteBudget(t *testing.T) {
+	resp := renderedConfigMap(t)
 	size := estimateSize(resp.Manifests)
 
 	c := newManifestCache(3 * size)
@@ -153,14 +159,7 @@ func TestManifestCacheStaysWithinItsByteBudget(t *testing.T) {
 // The cache keeps, per app as one caller renders it, only the latest
 // render: an app's older revisions go as soon as a new one is stored.
 func TestManifestCacheKeepsOneEntryPerApp(t *testing.T) {
-	repo := testgit.New(t)
-	repo.Commit(map[string]string{"app/cm.yaml": configMapYAML})
-	clock := &fakeClock{now: time.Now()}
-	server, _ := newTestServer(t, clock, Options{})
-	resp, err := server.Manifests(context.Background(), request(repo.URL(), "app"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := renderedConfigMap(t)
 	at := func(app, revision string) Request {
 		req := request("https://git.example/repo.git", "app")
 		req.AppName, req.KubeVersion, req.APIVersions = app, "v1.35.0", []string{"v1", "apps/v1"}
@@ -234,14 +233,7 @@ func TestManifestCacheKeepsOneEntryPerApp(t *testing.T) {
 // An entry evicted by the byte bound takes its slot's index with it, so a
 // later render of that app does not evict another app's entry.
 func TestManifestCacheEvictionByBytesClearsTheSlot(t *testing.T) {
-	repo := testgit.New(t)
-	repo.Commit(map[string]string{"app/cm.yaml": configMapYAML})
-	clock := &fakeClock{now: time.Now()}
-	server, _ := newTestServer(t, clock, Options{})
-	resp, err := server.Manifests(context.Background(), request(repo.URL(), "app"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := renderedConfigMap(t)
 	c := newManifestCache(2 * estimateSize(resp.Manifests))
 	c.put("shop", "shop@1", resp.Manifests)
 	c.put("blog", "blog@1", resp.Manifests)
