@@ -128,7 +128,7 @@ func (r *Reconciler) withNamespaces(app *v1alpha1.Application, manifests []rende
 }
 
 // withWritten returns the live objects with those a sync has just written
-// in place of (or in addition to) the cached ones.
+// in place of (or in addition to) older cached ones.
 func withWritten(live []*unstructured.Unstructured, written map[clustercache.ResourceKey]*unstructured.Unstructured) []*unstructured.Unstructured {
 	if len(written) == 0 {
 		return live
@@ -138,10 +138,7 @@ func withWritten(live []*unstructured.Unstructured, written map[clustercache.Res
 	for _, l := range live {
 		key := clustercache.KeyOf(l)
 		seen[key] = true
-		if w, ok := written[key]; ok {
-			l = w
-		}
-		out = append(out, l)
+		out = append(out, newer(l, written[key]))
 	}
 	for key, w := range written {
 		if !seen[key] {
@@ -149,6 +146,21 @@ func withWritten(live []*unstructured.Unstructured, written map[clustercache.Res
 		}
 	}
 	return out
+}
+
+// newer returns the later of a cached object and the same object as a sync
+// wrote it: by the end of a sync the cache may already hold a later version
+// (a Deployment's status), or not yet the written one.
+func newer(cached, written *unstructured.Unstructured) *unstructured.Unstructured {
+	switch {
+	case written == nil:
+		return cached
+	case cached == nil:
+		return written
+	case atLeastVersion(cached.GetResourceVersion(), written.GetResourceVersion()):
+		return cached
+	}
+	return written
 }
 
 // resourceStatuses compares each desired object with its live one (just
@@ -164,10 +176,8 @@ func (r *Reconciler) resourceStatuses(app *v1alpha1.Application, desired, live [
 		if isHook(d) {
 			continue // hooks run during syncs; they are not part of the state
 		}
-		liveObj, ok := written[key]
-		if !ok {
-			liveObj, _ = r.Cache.Get(key)
-		}
+		cached, _ := r.Cache.Get(key)
+		liveObj := newer(cached, written[key])
 		rs := resourceStatus(d)
 		res, err := diff.Compare(d, liveObj, diff.Options{IgnoreDifferences: app.Spec.IgnoreDifferences})
 		switch {

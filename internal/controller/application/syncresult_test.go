@@ -7,6 +7,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -239,5 +240,33 @@ func TestCacheOlderThanOurWrite(t *testing.T) {
 	}
 	if _, kept := r.ourWrites.Load(key); kept {
 		t.Error("the record outlived the cache catching up")
+	}
+}
+
+// The comparison after a sync takes, per object, the later of the cached
+// copy and the one the sync wrote.
+func TestNewerOfCachedAndWritten(t *testing.T) {
+	at := func(rv string) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{}
+		u.SetResourceVersion(rv)
+		return u
+	}
+	cases := map[string]struct {
+		cached, written *unstructured.Unstructured
+		want            string
+	}{
+		"the cache has not seen the write yet":         {cached: at("10"), written: at("12"), want: "12"},
+		"the cache holds a later version (a status)":   {cached: at("15"), written: at("12"), want: "15"},
+		"the cache holds the write":                    {cached: at("12"), written: at("12"), want: "12"},
+		"an object the cache has not seen at all":      {written: at("12"), want: "12"},
+		"an object the sync did not write":             {cached: at("10"), want: "10"},
+		"opaque versions: the write wins unless equal": {cached: at("b"), written: at("a"), want: "a"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := newer(tc.cached, tc.written); got.GetResourceVersion() != tc.want {
+				t.Errorf("newer = %s, want %s", got.GetResourceVersion(), tc.want)
+			}
+		})
 	}
 }
