@@ -691,22 +691,34 @@ func waitFor(ctx context.Context, what string, limit time.Duration, alive func()
 
 // waitApps polls the Application list until n of them satisfy ok.
 func waitApps(ctx context.Context, c client.Client, n int, what string, alive func() error, ok func(*v1alpha1.Application) bool) error {
+	start, reported := time.Now(), false
 	return waitFor(ctx, what, waitTimeout, alive, func() (bool, string, error) {
 		var list v1alpha1.ApplicationList
 		if err := c.List(ctx, &list, client.InNamespace(argocdNS)); err != nil {
 			return false, err.Error(), nil
 		}
 		good, example := 0, ""
+		var lagging []string
 		for i := range list.Items {
 			a := &list.Items[i]
 			if ok(a) {
 				good++
-			} else if example == "" {
+				continue
+			}
+			if example == "" {
 				example = describe(a)
 			}
+			lagging = append(lagging, describe(a))
 		}
 		if good >= n {
 			return true, "", nil
+		}
+		// A wait that drags on shows, once, where the last apps stand.
+		if !reported && time.Since(start) > 15*time.Second && len(lagging) <= 5 {
+			reported = true
+			for _, l := range lagging {
+				fmt.Printf("  still not %s after %s: %s\n", what, time.Since(start).Round(time.Second), l)
+			}
 		}
 		return false, fmt.Sprintf("%d of %d apps not yet %s; e.g. %s", n-good, n, what, example), nil
 	})
@@ -722,7 +734,18 @@ func describe(a *v1alpha1.Application) string {
 		if op.SyncResult != nil {
 			rev = op.SyncResult.Revision
 		}
-		s += fmt.Sprintf(" operation=%s syncResult.rev=%.8s msg=%q", op.Phase, rev, op.Message)
+		s += fmt.Sprintf(" operation=%s syncResult.rev=%.8s msg=%q started=%s", op.Phase, rev, op.Message, op.StartedAt.Format(time.TimeOnly))
+		if op.FinishedAt != nil {
+			s += " finished=" + op.FinishedAt.Format(time.TimeOnly)
+		}
+	}
+	if at := a.Status.ReconciledAt; at != nil {
+		s += " reconciledAt=" + at.Format(time.TimeOnly)
+	}
+	for _, r := range a.Status.Resources {
+		if r.Status != v1alpha1.SyncStatusCodeSynced {
+			s += fmt.Sprintf(" %s/%s:%s", r.Kind, r.Name, r.Status)
+		}
 	}
 	for _, c := range a.Status.Conditions {
 		s += fmt.Sprintf(" condition %s: %q", c.Type, c.Message)
