@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
 	"github.com/skiffcd/skiff/internal/clustercache"
@@ -342,6 +343,7 @@ func (r *Reconciler) finishOperation(ctx context.Context, app *v1alpha1.Applicat
 	r.wrote(app)
 	if compared {
 		r.recordHealthChange(app, prevHealth)
+		r.compareLater(app, settleCompareDelay)
 	}
 	if r.Recorder != nil {
 		kind := "Normal"
@@ -352,6 +354,24 @@ func (r *Reconciler) finishOperation(ctx context.Context, app *v1alpha1.Applicat
 	}
 	observeSync(app, phase)
 	return nil
+}
+
+// compareLater queues a comparison of app after delay. A sync's result
+// carries its own comparison, and no comparison follows it at once; this
+// one, once the cluster cache has settled, catches what that comparison
+// could not see yet. It writes nothing when nothing changed.
+func (r *Reconciler) compareLater(app *v1alpha1.Application, delay time.Duration) {
+	if r.liveChanges == nil {
+		return
+	}
+	ev := event.TypedGenericEvent[*v1alpha1.Application]{Object: &v1alpha1.Application{
+		ObjectMeta: metav1.ObjectMeta{Name: app.Name, Namespace: app.Namespace}}}
+	time.AfterFunc(delay, func() {
+		select {
+		case r.liveChanges <- ev:
+		default: // flooded: the periodic poll catches up
+		}
+	})
 }
 
 // wrote remembers the resourceVersion of the operation worker's latest
