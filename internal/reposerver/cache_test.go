@@ -307,3 +307,42 @@ func TestConcurrentRefreshesShareOneLsRemote(t *testing.T) {
 		t.Errorf("%d callers made %d ls-remotes, want 1 to 3", callers, n)
 	}
 }
+
+// The resolved-revision cache never moves back: a flight that Forget
+// dropped, or one that started before the cached answer, does not land.
+func TestResolutionsLandOnlyWhenNewer(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	key := revisionKey{repoURL: "https://git.example/repo.git", revision: "HEAD"}
+	cases := map[string]struct {
+		cached     *resolvedRevision
+		registered bool
+		started    time.Time
+		want       string
+	}{
+		"a flight lands in an empty cache": {registered: true, started: t0, want: "new"},
+		"a later flight replaces the cached answer": {
+			cached: &resolvedRevision{revision: "old", at: t0}, registered: true, started: t0.Add(time.Second), want: "new"},
+		"an earlier flight leaves a later answer alone": {
+			cached: &resolvedRevision{revision: "old", at: t0.Add(time.Second)}, registered: true, started: t0, want: "old"},
+		"a flight Forget dropped does not land": {started: t0, want: ""},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			s := New(nil, nil, Options{})
+			if tc.cached != nil {
+				s.revisions[key] = *tc.cached
+			}
+			f := &flight{started: tc.started, done: make(chan struct{}), result: resolvedRevision{revision: "new", at: tc.started}}
+			if tc.registered {
+				s.flights[key] = f
+			}
+			s.land(key, f)
+			if got := s.revisions[key].revision; got != tc.want {
+				t.Errorf("cached revision %q, want %q", got, tc.want)
+			}
+			if _, still := s.flights[key]; still {
+				t.Error("the flight is still registered after landing")
+			}
+		})
+	}
+}

@@ -254,17 +254,24 @@ func (s *Server) resolve(ctx context.Context, src v1alpha1.ApplicationSource, ha
 func (s *Server) fly(ctx context.Context, key revisionKey, src v1alpha1.ApplicationSource, f *flight) {
 	f.result, f.err = s.ask(ctx, src)
 	f.result.at = f.started
-	s.mu.Lock()
-	// A flight that Forget dropped may predate a push: its answer goes to
-	// the callers that joined it, not into the cache.
-	if s.flights[key] == f {
-		delete(s.flights, key)
-		if f.err == nil {
-			s.revisions[key] = f.result
-		}
-	}
-	s.mu.Unlock()
+	s.land(key, f)
 	close(f.done)
+}
+
+// land records a finished flight. A flight that Forget dropped may predate
+// a push, and one that started before the cached answer may have seen an
+// older commit: their answers go to the callers that joined them, not into
+// the cache, which must never move back to an older commit.
+func (s *Server) land(key revisionKey, f *flight) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.flights[key] != f {
+		return
+	}
+	delete(s.flights, key)
+	if cur, ok := s.revisions[key]; f.err == nil && (!ok || !cur.at.After(f.started)) {
+		s.revisions[key] = f.result
+	}
 }
 
 func isContextError(err error) bool {
