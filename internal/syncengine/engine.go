@@ -135,12 +135,12 @@ func (r *run) execute(ctx context.Context) Result {
 		first, rest := prerequisitesFirst(group)
 		for _, t := range first {
 			if err := r.do(ctx, t); err != nil {
-				return r.fail(ctx, groups, hooksDone, fmt.Sprintf("%s: %v", describe(t), err))
+				return r.fail(ctx, groups, hooksDone, failedTask(t, err))
 			}
 		}
 		for j, err := range concurrently(rest, func(t Task) error { return r.do(ctx, t) }) {
 			if err != nil {
-				return r.fail(ctx, groups, hooksDone, fmt.Sprintf("%s: %v", describe(rest[j]), err))
+				return r.fail(ctx, groups, hooksDone, failedTask(rest[j], err))
 			}
 		}
 		var applied []Task
@@ -169,6 +169,16 @@ func (r *run) execute(ctx context.Context) Result {
 	}
 	r.cleanHooks(ctx, hooksDone)
 	return Result{Phase: v1alpha1.OperationSucceeded, Message: "successfully synced (all tasks run)", Resources: r.results}
+}
+
+// failedTask is a sync's message when a task's write failed, in Argo CD's
+// words.
+func failedTask(t Task, err error) string {
+	verb := "apply"
+	if t.Prune {
+		verb = "prune"
+	}
+	return fmt.Sprintf("one or more objects failed to %s, reason: %s: %v", verb, describe(t), err)
 }
 
 // prepare copies desired objects and marks them with the tracking id.

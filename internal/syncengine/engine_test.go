@@ -376,8 +376,9 @@ func TestASingleChangeSkipsTheDryRun(t *testing.T) {
 	broken := manifests(t, ns,
 		"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: same}\ndata: {k: v}",
 		"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: moved}\ndata: {k: [not, a, string]}")
-	if res := runOutOfSyncOnly(t, e, ns, broken, opts); res.Phase != v1alpha1.OperationFailed {
-		t.Fatalf("a refused apply: phase %s, %s", res.Phase, res.Message)
+	if res := runOutOfSyncOnly(t, e, ns, broken, opts); res.Phase != v1alpha1.OperationFailed ||
+		!strings.Contains(res.Message, "failed to apply") || !strings.Contains(res.Message, "moved") {
+		t.Fatalf("a refused apply: phase %s, %q; want Failed, naming the object", res.Phase, res.Message)
 	}
 	after := &corev1.ConfigMap{}
 	if err := e.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "moved"}, after); err != nil {
