@@ -745,6 +745,13 @@ func describe(a *v1alpha1.Application) string {
 	for _, r := range a.Status.Resources {
 		if r.Status != v1alpha1.SyncStatusCodeSynced {
 			s += fmt.Sprintf(" %s/%s:%s", r.Kind, r.Name, r.Status)
+			if op := a.Status.OperationState; op != nil && op.SyncResult != nil {
+				for _, res := range op.SyncResult.Resources {
+					if res.Kind == r.Kind && res.Name == r.Name {
+						s += fmt.Sprintf(" (last sync: %q)", res.Message)
+					}
+				}
+			}
 		}
 	}
 	for _, c := range a.Status.Conditions {
