@@ -119,11 +119,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		if e.App == "" {
 			return
 		}
-		app := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Name: e.App, Namespace: r.Namespace}}
-		select {
-		case r.liveChanges <- event.TypedGenericEvent[*v1alpha1.Application]{Object: app}:
-		default: // the queue is flooded; the periodic refresh catches up
-		}
+		r.enqueueCompare(e.App)
 	})
 
 	inNamespace := predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetNamespace() == r.Namespace })
@@ -233,6 +229,16 @@ func phaseOf(app *v1alpha1.Application) v1alpha1.OperationPhase {
 		return ""
 	}
 	return app.Status.OperationState.Phase
+}
+
+// enqueueCompare queues a comparison of the app named app without a
+// re-render of an unchanged revision; it never blocks.
+func (r *Reconciler) enqueueCompare(app string) {
+	obj := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Name: app, Namespace: r.Namespace}}
+	select {
+	case r.liveChanges <- event.TypedGenericEvent[*v1alpha1.Application]{Object: obj}:
+	default: // the queue is flooded; the periodic refresh catches up
+	}
 }
 
 // reconcileCompare refreshes one Application's status.

@@ -13,7 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
 	"github.com/skiffcd/skiff/internal/clustercache"
@@ -328,10 +327,10 @@ func (r *Reconciler) finishOperation(ctx context.Context, app *v1alpha1.Applicat
 		state.SyncResult = result
 	}
 	app.Status.OperationState = state
-	if phase == v1alpha1.OperationSucceeded && result != nil && app.Operation.Sync != nil && !app.Operation.Sync.DryRun {
+	dryRun := app.Operation.Sync != nil && app.Operation.Sync.DryRun
+	if phase == v1alpha1.OperationSucceeded && result != nil && app.Operation.Sync != nil && !dryRun {
 		app.Status.History = appendHistory(app, result, state.StartedAt, now)
 	}
-	dryRun := app.Operation.Sync != nil && app.Operation.Sync.DryRun
 	app.Operation = nil
 	compared := phase == v1alpha1.OperationSucceeded && synced != nil && !dryRun && !synced.Pruned
 	if compared {
@@ -364,14 +363,8 @@ func (r *Reconciler) compareLater(app *v1alpha1.Application, delay time.Duration
 	if r.liveChanges == nil {
 		return
 	}
-	ev := event.TypedGenericEvent[*v1alpha1.Application]{Object: &v1alpha1.Application{
-		ObjectMeta: metav1.ObjectMeta{Name: app.Name, Namespace: app.Namespace}}}
-	time.AfterFunc(delay, func() {
-		select {
-		case r.liveChanges <- ev:
-		default: // flooded: the periodic poll catches up
-		}
-	})
+	name := app.Name
+	time.AfterFunc(delay, func() { r.enqueueCompare(name) })
 }
 
 // wrote remembers the resourceVersion of the operation worker's latest
