@@ -71,26 +71,9 @@ func Compare(desired, live *unstructured.Unstructured, opts Options) (Result, er
 		return render(d, nil, true)
 	}
 
-	d := normalize(desired, true)
-	l := normalize(live, false)
-	rules := matchingIgnores(desired, opts.IgnoreDifferences)
-	if err := applyIgnores(d, l, rules); err != nil {
-		return Result{}, err
-	}
-	td, tl, err := toTyped(d, l)
+	tl, merged, same, err := compareTyped(desired, live, opts)
 	if err != nil {
 		return Result{}, err
-	}
-	if td, tl, err = removeManaged(td, tl, live, rules, opts.manager()); err != nil {
-		return Result{}, err
-	}
-	merged, err := tl.Merge(td)
-	if err != nil {
-		return Result{}, fmt.Errorf("merging desired into live %s: %w", describe(desired), err)
-	}
-	cmp, err := tl.Compare(merged)
-	if err != nil {
-		return Result{}, fmt.Errorf("comparing %s: %w", describe(desired), err)
 	}
 	predicted, err := fromTyped(merged)
 	if err != nil {
@@ -101,7 +84,49 @@ func Compare(desired, live *unstructured.Unstructured, opts Options) (Result, er
 		return Result{}, err
 	}
 	alignLists(predicted.Object, liveOut.Object)
-	return render(predicted, liveOut, !cmp.IsSame())
+	return render(predicted, liveOut, !same)
+}
+
+// Modified reports what Compare's Result.Modified does, without building
+// the objects and the diff shown to users: the controller's comparisons and
+// syncs need only the verdict.
+func Modified(desired, live *unstructured.Unstructured, opts Options) (bool, error) {
+	switch {
+	case desired == nil:
+		return false, nil
+	case live == nil:
+		err := applyIgnores(normalize(desired, true), nil, matchingIgnores(desired, opts.IgnoreDifferences))
+		return err == nil, err
+	}
+	_, _, same, err := compareTyped(desired, live, opts)
+	return err == nil && !same, err
+}
+
+// compareTyped merges desired into live, both normalized and with the
+// ignored fields left out, and reports whether the merge changed live.
+func compareTyped(desired, live *unstructured.Unstructured, opts Options) (tl, merged *typed.TypedValue, same bool, err error) {
+	d := normalize(desired, true)
+	l := normalize(live, false)
+	rules := matchingIgnores(desired, opts.IgnoreDifferences)
+	if err := applyIgnores(d, l, rules); err != nil {
+		return nil, nil, false, err
+	}
+	td, tl, err := toTyped(d, l)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	if td, tl, err = removeManaged(td, tl, live, rules, opts.manager()); err != nil {
+		return nil, nil, false, err
+	}
+	merged, err = tl.Merge(td)
+	if err != nil {
+		return nil, nil, false, fmt.Errorf("merging desired into live %s: %w", describe(desired), err)
+	}
+	cmp, err := tl.Compare(merged)
+	if err != nil {
+		return nil, nil, false, fmt.Errorf("comparing %s: %w", describe(desired), err)
+	}
+	return tl, merged, cmp.IsSame(), nil
 }
 
 // IgnoreExtraneous reports whether obj asks, through Argo CD's compare-options

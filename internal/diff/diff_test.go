@@ -147,6 +147,9 @@ func TestCompareFixtures(t *testing.T) {
 			if res.Modified != tc.modified {
 				t.Fatalf("Modified = %v, want %v; diff:\n%s", res.Modified, tc.modified, res.Diff)
 			}
+			if m, err := Modified(load(t, tc.desired), load(t, tc.live), Options{IgnoreDifferences: tc.ignore}); err != nil || m != tc.modified {
+				t.Errorf("Modified() = %v, %v; want %v as Compare says", m, err, tc.modified)
+			}
 			if !tc.modified && res.Diff != "" {
 				t.Errorf("unmodified result has a diff:\n%s", res.Diff)
 			}
@@ -190,6 +193,9 @@ func TestCompareMissingAndExtraneous(t *testing.T) {
 			}
 			if res.Modified != tc.modified {
 				t.Fatalf("Modified = %v, want %v", res.Modified, tc.modified)
+			}
+			if m, err := Modified(desired, live, Options{}); err != nil || m != tc.modified {
+				t.Errorf("Modified() = %v, %v; want %v as Compare says", m, err, tc.modified)
 			}
 			for _, o := range []*unstructured.Unstructured{res.Desired, res.Live} {
 				if o == nil {
@@ -279,10 +285,13 @@ func TestCompareNumbers(t *testing.T) {
 }
 
 func TestCompareRejectsABadJQExpression(t *testing.T) {
-	_, err := Compare(load(t, "widget/desired.yaml"), load(t, "widget/live.yaml"), Options{IgnoreDifferences: []v1alpha1.ResourceIgnoreDifferences{
-		{Group: "example.com", Kind: "Widget", JQPathExpressions: []string{".spec.items[] | select("}}}})
-	if err == nil {
+	opts := Options{IgnoreDifferences: []v1alpha1.ResourceIgnoreDifferences{
+		{Group: "example.com", Kind: "Widget", JQPathExpressions: []string{".spec.items[] | select("}}}}
+	if _, err := Compare(load(t, "widget/desired.yaml"), load(t, "widget/live.yaml"), opts); err == nil {
 		t.Fatal("want an error for an unparsable jq expression")
+	}
+	if _, err := Modified(load(t, "widget/desired.yaml"), load(t, "widget/live.yaml"), opts); err == nil {
+		t.Fatal("Modified: want an error for an unparsable jq expression")
 	}
 }
 

@@ -179,12 +179,12 @@ func (r *Reconciler) resourceStatuses(app *v1alpha1.Application, desired, live [
 		cached, _ := r.Cache.Get(key)
 		liveObj := newer(cached, written[key])
 		rs := resourceStatus(d)
-		res, err := diff.Compare(d, liveObj, diff.Options{IgnoreDifferences: app.Spec.IgnoreDifferences})
+		modified, err := diff.Modified(d, liveObj, diff.Options{IgnoreDifferences: app.Spec.IgnoreDifferences})
 		switch {
 		case err != nil:
 			rs.Status = v1alpha1.SyncStatusCodeUnknown
 			sync = v1alpha1.SyncStatusCodeOutOfSync
-		case res.Modified:
+		case modified:
 			rs.Status = v1alpha1.SyncStatusCodeOutOfSync
 			sync = v1alpha1.SyncStatusCodeOutOfSync
 		default:
