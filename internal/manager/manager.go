@@ -115,11 +115,11 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 	if err != nil {
 		return err
 	}
-	repo, err := addApplicationController(mgr, cfg, opts, config)
+	apps, err := addApplicationController(mgr, cfg, opts, config)
 	if err != nil {
 		return err
 	}
-	if err := addAPIServer(mgr, opts, repo, config); err != nil {
+	if err := addAPIServer(mgr, opts, apps, config); err != nil {
 		return err
 	}
 	notifications := &notification.Reconciler{Client: mgr.GetClient(), Namespace: opts.Namespace,
@@ -202,7 +202,7 @@ func addConfigCache(mgr ctrl.Manager, namespace string) (cache.Cache, error) {
 
 // addApplicationController wires the repo server, the cluster cache and the
 // sync engine into the Application controller.
-func addApplicationController(mgr ctrl.Manager, cfg *rest.Config, opts Options, config client.Reader) (*reposerver.Server, error) {
+func addApplicationController(mgr ctrl.Manager, cfg *rest.Config, opts Options, config client.Reader) (*application.Reconciler, error) {
 	cacheDir := opts.CacheDir
 	if cacheDir == "" {
 		dir, err := os.UserCacheDir()
@@ -248,18 +248,18 @@ func addApplicationController(mgr ctrl.Manager, cfg *rest.Config, opts Options, 
 		CompareWorkers:   opts.CompareWorkers,
 		OperationWorkers: opts.OperationWorkers,
 	}
-	return repo, r.SetupWithManager(mgr)
+	return r, r.SetupWithManager(mgr)
 }
 
 // addAPIServer runs the API server on its own port. It reads Applications
 // through the manager's cache and argocd-cm, argocd-secret and
-// argocd-rbac-cm through the config cache; a push a
-// webhook reports sets the refresh annotation on the apps it touched and
-// makes the repo server forget the repository's resolved revisions. It
+// argocd-rbac-cm through the config cache; a push a webhook reports
+// makes the repo server forget the repository's resolved revisions and
+// queues a refresh of the apps it touched (electedRefresher). It
 // renders with the controller's repo server, reads live objects of any
 // kind with a dynamic client and streams changes from the manager's
 // informers.
-func addAPIServer(mgr ctrl.Manager, opts Options, repo *reposerver.Server, config client.Reader) error {
+func addAPIServer(mgr ctrl.Manager, opts Options, apps *application.Reconciler, config client.Reader) error {
 	if opts.API.Addr == "" || opts.API.Addr == "0" {
 		return nil
 	}
@@ -276,12 +276,13 @@ func addAPIServer(mgr ctrl.Manager, opts Options, repo *reposerver.Server, confi
 		return fmt.Errorf("reading the server version: %w", err)
 	}
 	return mgr.Add(&server.Server{
-		Client:      mgr.GetClient(),
-		Settings:    config,
-		APIReader:   mgr.GetAPIReader(),
-		Namespace:   opts.Namespace,
-		Refresher:   &server.AnnotationRefresher{Client: mgr.GetClient(), Namespace: opts.Namespace, Forget: repo.Forget},
-		Repo:        repo,
+		Client:    mgr.GetClient(),
+		Settings:  config,
+		APIReader: mgr.GetAPIReader(),
+		Namespace: opts.Namespace,
+		Refresher: electedRefresher{elected: mgr.Elected(), local: apps,
+			remote: &server.AnnotationRefresher{Client: mgr.GetClient(), Namespace: opts.Namespace, Forget: apps.Repo.Forget}},
+		Repo:        apps.Repo,
 		Dynamic:     dyn,
 		Mapper:      mgr.GetRESTMapper(),
 		KubeVersion: version.GitVersion,
@@ -289,4 +290,23 @@ func addAPIServer(mgr ctrl.Manager, opts Options, repo *reposerver.Server, confi
 		Options:     opts.API,
 		Log:         slog.New(logr.ToSlogHandler(mgr.GetLogger().WithName("api-server"))),
 	})
+}
+
+// electedRefresher refreshes the apps a webhook's push touched in process
+// when this replica runs the controllers (it leads, or there is no
+// election), and otherwise through the refresh annotation, which the
+// leader acts on.
+type electedRefresher struct {
+	elected       <-chan struct{}
+	local, remote server.Refresher
+}
+
+// RefreshApps implements server.Refresher.
+func (e electedRefresher) RefreshApps(ctx context.Context, repoURL string, apps []string) error {
+	select {
+	case <-e.elected:
+		return e.local.RefreshApps(ctx, repoURL, apps)
+	default:
+		return e.remote.RefreshApps(ctx, repoURL, apps)
+	}
 }

@@ -90,6 +90,10 @@ type Reconciler struct {
 	// ourWrites maps an Application's key to the resourceVersion of the
 	// operation worker's latest write of it.
 	ourWrites sync.Map
+	// refreshes holds the apps whose refresh, asked in process
+	// (RefreshApps), no comparison has taken yet.
+	refreshMu sync.Mutex
+	refreshes map[string]bool
 }
 
 func (r *Reconciler) now() time.Time {
@@ -234,11 +238,16 @@ func phaseOf(app *v1alpha1.Application) v1alpha1.OperationPhase {
 // enqueueCompare queues a comparison of the app named app without a
 // re-render of an unchanged revision; it never blocks.
 func (r *Reconciler) enqueueCompare(app string) {
-	obj := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Name: app, Namespace: r.Namespace}}
 	select {
-	case r.liveChanges <- event.TypedGenericEvent[*v1alpha1.Application]{Object: obj}:
+	case r.liveChanges <- appEvent(r.Namespace, app):
 	default: // the queue is flooded; the periodic refresh catches up
 	}
+}
+
+// appEvent is the event that queues a comparison of the app named name.
+func appEvent(namespace, name string) event.TypedGenericEvent[*v1alpha1.Application] {
+	return event.TypedGenericEvent[*v1alpha1.Application]{
+		Object: &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace}}}
 }
 
 // reconcileCompare refreshes one Application's status.
@@ -255,7 +264,7 @@ func (r *Reconciler) reconcileCompare(ctx context.Context, req ctrl.Request) (ct
 	}
 	start := r.now()
 	orig := app.DeepCopy()
-	refresh := app.Annotations[AnnotationRefresh]
+	refresh := r.takeRefresh(app.Name, app.Annotations[AnnotationRefresh])
 	maxAge := time.Duration(0)
 	switch {
 	case refresh != "":
@@ -271,7 +280,7 @@ func (r *Reconciler) reconcileCompare(ctx context.Context, req ctrl.Request) (ct
 	}
 	prevHealth := app.Status.Health.Status
 
-	cmp := r.compare(ctx, app, refresh == "hard", maxAge, nil)
+	cmp := r.compare(ctx, app, refresh == refreshHard, maxAge, nil)
 	r.autoSync(app, cmp)
 	delete(app.Annotations, AnnotationRefresh)
 	if !statusWriteNeeded(orig, app, maxAge > 0, r.now(), r.RefreshPeriod) {

@@ -40,9 +40,18 @@ func TestMain(m *testing.M) {
 	}))
 }
 
-// startController runs the Application controller for Applications in ns
-// until the test ends, and returns a client.
+// startController runs the Application controller for Applications in ns,
+// comparing every 3 s, until the test ends, and returns a client.
 func startController(t *testing.T, ns string) client.Client {
+	t.Helper()
+	c, _ := startReconciler(t, ns, 3*time.Second)
+	return c
+}
+
+// startReconciler runs the Application controller for Applications in ns
+// with the given refresh period until the test ends, and returns a client
+// and the controller.
+func startReconciler(t *testing.T, ns string, period time.Duration) (client.Client, *Reconciler) {
 	t.Helper()
 	scheme, err := newScheme()
 	if err != nil {
@@ -84,7 +93,7 @@ func startController(t *testing.T, ns string) client.Client {
 				res := health.Assess(u)
 				return res.Status, res.Message
 			}},
-		RefreshPeriod: 3 * time.Second,
+		RefreshPeriod: period,
 	}
 	if err := r.SetupWithManager(mgr); err != nil {
 		t.Fatal(err)
@@ -95,7 +104,7 @@ func startController(t *testing.T, ns string) client.Client {
 			t.Errorf("manager: %v", err)
 		}
 	}()
-	return direct
+	return direct, r
 }
 
 func newScheme() (*runtime.Scheme, error) {

@@ -1,0 +1,57 @@
+package application
+
+import (
+	"context"
+	"fmt"
+)
+
+// RefreshApps asks for an immediate comparison of the named Applications
+// that checks git for new commits, as the refresh annotation
+// argocd.argoproj.io/refresh: normal does, without writing the annotation:
+// a webhook's push to a repository of many apps costs no Application write
+// before the comparisons. It implements the API server's Refresher for the
+// replica that runs the controllers; it blocks only while the comparison
+// queue's intake is full, until ctx ends.
+func (r *Reconciler) RefreshApps(ctx context.Context, repoURL string, apps []string) error {
+	if r.Repo != nil {
+		r.Repo.Forget(repoURL)
+	}
+	for _, name := range apps {
+		r.requestRefresh(name)
+		select {
+		case r.liveChanges <- appEvent(r.Namespace, name):
+		case <-ctx.Done():
+			return fmt.Errorf("refreshing application %s: %w", name, ctx.Err())
+		}
+	}
+	return nil
+}
+
+const (
+	refreshNormal = "normal"
+	refreshHard   = "hard"
+)
+
+// requestRefresh records a normal refresh of app for its next comparison.
+func (r *Reconciler) requestRefresh(app string) {
+	r.refreshMu.Lock()
+	defer r.refreshMu.Unlock()
+	if r.refreshes == nil {
+		r.refreshes = map[string]bool{}
+	}
+	r.refreshes[app] = true
+}
+
+// takeRefresh returns the refresh asked for app: its annotation's, else a
+// normal one when one was asked in process, which it forgets.
+func (r *Reconciler) takeRefresh(app, annotated string) string {
+	r.refreshMu.Lock()
+	requested := r.refreshes[app]
+	delete(r.refreshes, app)
+	r.refreshMu.Unlock()
+	if annotated == "" && requested {
+		return refreshNormal
+	}
+	return annotated
+}
+

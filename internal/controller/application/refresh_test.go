@@ -1,0 +1,58 @@
+package application
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/skiffcd/skiff/api/v1alpha1"
+	"github.com/skiffcd/skiff/internal/testgit"
+)
+
+// A refresh asked in process (a webhook's push) makes the app check git at
+// once, long before its poll, without writing the refresh annotation.
+func TestRefreshAppsFindsANewCommitWithoutAnAnnotation(t *testing.T) {
+	ctx := context.Background()
+	argocd := cluster.Namespace(t)
+	dest := cluster.Namespace(t)
+	c, r := startReconciler(t, argocd, 10*time.Minute)
+	repo := testgit.New(t)
+	repo.Commit(map[string]string{"app/a.yaml": strings.ReplaceAll(configMapYAML, "%s", "a")})
+	app := newApp(argocd, "hooked", repo.URL(), "app", dest, &v1alpha1.SyncPolicy{Automated: &v1alpha1.SyncPolicyAutomated{}})
+	if err := c.Create(ctx, app); err != nil {
+		t.Fatal(err)
+	}
+	key := client.ObjectKeyFromObject(app)
+	waitApp(t, c, key, "auto-synced", statusIs(v1alpha1.SyncStatusCodeSynced, v1alpha1.HealthStatusHealthy))
+
+	pushed := repo.Commit(map[string]string{"app/a.yaml": strings.ReplaceAll(strings.ReplaceAll(configMapYAML, "%s", "a"), "k: v", "k: pushed")})
+	time.Sleep(2 * time.Second) // the next poll is minutes away: nothing may notice the commit yet
+	if err := c.Get(ctx, key, app); err != nil {
+		t.Fatal(err)
+	}
+	if app.Status.Sync.Revision == pushed {
+		t.Fatal("the commit was noticed before any refresh: the test proves nothing")
+	}
+
+	if err := r.RefreshApps(ctx, repo.URL(), []string{"hooked"}); err != nil {
+		t.Fatal(err)
+	}
+	app = waitApp(t, c, key, "the pushed commit synced", func(a *v1alpha1.Application) bool {
+		return a.Status.Sync.Revision == pushed && a.Status.Sync.Status == v1alpha1.SyncStatusCodeSynced
+	})
+	if v, ok := app.Annotations[AnnotationRefresh]; ok {
+		t.Errorf("the in-process refresh wrote the annotation %s: %q", AnnotationRefresh, v)
+	}
+	cm := &corev1.ConfigMap{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: dest, Name: "a"}, cm); err != nil {
+		t.Fatal(err)
+	}
+	if cm.Data["k"] != "pushed" {
+		t.Errorf("live ConfigMap data k = %q, want the pushed value", cm.Data["k"])
+	}
+}
+
