@@ -3,6 +3,7 @@ package reposerver
 import (
 	"context"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -309,7 +310,8 @@ func TestConcurrentRefreshesShareOneLsRemote(t *testing.T) {
 }
 
 // The resolved-revision cache never moves back: a flight that Forget
-// dropped, or one that started before the cached answer, does not land.
+// dropped, or one that started before the cached answer, does not land. A
+// flight that moves it to another revision is told, once.
 func TestResolutionsLandOnlyWhenNewer(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	key := revisionKey{repoURL: "https://git.example/repo.git", revision: "HEAD"}
@@ -318,10 +320,14 @@ func TestResolutionsLandOnlyWhenNewer(t *testing.T) {
 		registered bool
 		started    time.Time
 		want       string
+		wantMoves  []RevisionMove
 	}{
-		"a flight lands in an empty cache": {registered: true, started: t0, want: "new"},
-		"a later flight replaces the cached answer": {
-			cached: &resolvedRevision{revision: "old", at: t0}, registered: true, started: t0.Add(time.Second), want: "new"},
+		"a flight lands in an empty cache, which is no move": {registered: true, started: t0, want: "new"},
+		"a later flight replaces the cached answer and tells of the move": {
+			cached: &resolvedRevision{revision: "old", at: t0}, registered: true, started: t0.Add(time.Second), want: "new",
+			wantMoves: []RevisionMove{{RepoURL: key.repoURL, TargetRevision: "HEAD", From: "old", To: "new"}}},
+		"a later flight that finds the same revision tells of no move": {
+			cached: &resolvedRevision{revision: "new", at: t0}, registered: true, started: t0.Add(time.Second), want: "new"},
 		"an earlier flight leaves a later answer alone": {
 			cached: &resolvedRevision{revision: "old", at: t0.Add(time.Second)}, registered: true, started: t0, want: "old"},
 		"a flight Forget dropped does not land": {started: t0, want: ""},
@@ -329,6 +335,8 @@ func TestResolutionsLandOnlyWhenNewer(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			s := New(nil, nil, Options{})
+			var moves []RevisionMove
+			s.OnRevisionMove(func(m RevisionMove) { moves = append(moves, m) })
 			if tc.cached != nil {
 				s.revisions[key] = *tc.cached
 			}
@@ -342,6 +350,9 @@ func TestResolutionsLandOnlyWhenNewer(t *testing.T) {
 			}
 			if _, still := s.flights[key]; still {
 				t.Error("the flight is still registered after landing")
+			}
+			if !reflect.DeepEqual(moves, tc.wantMoves) {
+				t.Errorf("moves told %+v, want %+v", moves, tc.wantMoves)
 			}
 		})
 	}

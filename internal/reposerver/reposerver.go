@@ -61,6 +61,26 @@ type Server struct {
 	mu        sync.Mutex
 	revisions map[revisionKey]resolvedRevision
 	flights   map[revisionKey]*flight
+	moved     []func(RevisionMove)
+}
+
+// RevisionMove says that a source's target revision (branch, tag, HEAD or
+// chart range) resolved to a new commit or version, found by whichever
+// request asked the remote first: every app with the same source can
+// compare at once instead of each waiting for its own poll.
+type RevisionMove struct {
+	RepoURL, Chart, TargetRevision string
+	// From and To are the previous and the new commit SHA or chart version.
+	From, To string
+}
+
+// OnRevisionMove registers f, called (outside the Server's locks) after a
+// resolution lands a revision that differs from the cached one. The first
+// resolution of a source, or one after Forget, has nothing to differ from.
+func (s *Server) OnRevisionMove(f func(RevisionMove)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.moved = append(s.moved, f)
 }
 
 // flight is one resolution in progress; callers that need an answer no
@@ -261,16 +281,29 @@ func (s *Server) fly(ctx context.Context, key revisionKey, src v1alpha1.Applicat
 // land records a finished flight. A flight that Forget dropped may predate
 // a push, and one that started before the cached answer may have seen an
 // older commit: their answers go to the callers that joined them, not into
-// the cache, which must never move back to an older commit.
+// the cache, which must never move back to an older commit. An answer that
+// moves the cache to another revision is told to OnRevisionMove's callers.
 func (s *Server) land(key revisionKey, f *flight) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.flights[key] != f {
+		s.mu.Unlock()
 		return
 	}
 	delete(s.flights, key)
-	if cur, ok := s.revisions[key]; f.err == nil && (!ok || !cur.at.After(f.started)) {
-		s.revisions[key] = f.result
+	cur, cached := s.revisions[key]
+	if f.err != nil || cached && cur.at.After(f.started) {
+		s.mu.Unlock()
+		return
+	}
+	s.revisions[key] = f.result
+	listeners := s.moved
+	s.mu.Unlock()
+	if !cached || cur.revision == f.result.revision {
+		return
+	}
+	move := RevisionMove{RepoURL: key.repoURL, Chart: key.chart, TargetRevision: key.revision, From: cur.revision, To: f.result.revision}
+	for _, notify := range listeners {
+		notify(move)
 	}
 }
 

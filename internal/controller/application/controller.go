@@ -125,6 +125,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		}
 		r.enqueueCompare(e.App)
 	})
+	r.Repo.OnRevisionMove(r.compareAppsOnMove)
 
 	inNamespace := predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetNamespace() == r.Namespace })
 	err := ctrl.NewControllerManagedBy(mgr).

@@ -3,6 +3,11 @@ package application
 import (
 	"context"
 	"fmt"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/skiffcd/skiff/api/v1alpha1"
+	"github.com/skiffcd/skiff/internal/reposerver"
 )
 
 // RefreshApps asks for an immediate comparison of the named Applications
@@ -55,3 +60,22 @@ func (r *Reconciler) takeRefresh(app, annotated string) string {
 	return annotated
 }
 
+// compareAppsOnMove queues a comparison of every app with a source that
+// moved to a new revision: the first app whose poll (or refresh) finds a
+// commit makes all apps of that repository and revision notice it, not
+// each at its own poll. The comparisons reuse the revision just resolved.
+func (r *Reconciler) compareAppsOnMove(move reposerver.RevisionMove) {
+	var apps v1alpha1.ApplicationList
+	// The cache answers; an error leaves the apps to their polls.
+	if err := r.Client.List(context.Background(), &apps, client.InNamespace(r.Namespace), client.UnsafeDisableDeepCopy); err != nil {
+		return
+	}
+	for i := range apps.Items {
+		for _, src := range apps.Items[i].Spec.GetSources() {
+			if src.RepoURL == move.RepoURL && src.Chart == move.Chart && src.TargetRevision == move.TargetRevision {
+				r.enqueueCompare(apps.Items[i].Name)
+				break
+			}
+		}
+	}
+}

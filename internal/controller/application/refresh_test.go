@@ -7,6 +7,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
@@ -56,3 +57,43 @@ func TestRefreshAppsFindsANewCommitWithoutAnAnnotation(t *testing.T) {
 	}
 }
 
+// The first app whose refresh finds a commit makes every app of the same
+// repository and revision compare at once, long before their own polls.
+func TestANewCommitFoundForOneAppReachesItsNeighbours(t *testing.T) {
+	ctx := context.Background()
+	argocd := cluster.Namespace(t)
+	dest := cluster.Namespace(t)
+	c, _ := startReconciler(t, argocd, 10*time.Minute)
+	repo := testgit.New(t)
+	repo.Commit(map[string]string{
+		"one/a.yaml": strings.ReplaceAll(configMapYAML, "%s", "one"),
+		"two/a.yaml": strings.ReplaceAll(configMapYAML, "%s", "two"),
+	})
+	auto := &v1alpha1.SyncPolicy{Automated: &v1alpha1.SyncPolicyAutomated{}}
+	one := newApp(argocd, "one", repo.URL(), "one", dest, auto)
+	two := newApp(argocd, "two", repo.URL(), "two", dest, auto)
+	for _, app := range []*v1alpha1.Application{one, two} {
+		if err := c.Create(ctx, app); err != nil {
+			t.Fatal(err)
+		}
+		waitApp(t, c, client.ObjectKeyFromObject(app), app.Name+" auto-synced", statusIs(v1alpha1.SyncStatusCodeSynced, v1alpha1.HealthStatusHealthy))
+	}
+
+	pushed := repo.Commit(map[string]string{"two/a.yaml": strings.ReplaceAll(strings.ReplaceAll(configMapYAML, "%s", "two"), "k: v", "k: pushed")})
+	patch := client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"annotations":{"`+AnnotationRefresh+`":"normal"}}}`))
+	if err := c.Patch(ctx, one, patch); err != nil {
+		t.Fatal(err)
+	}
+	syncedAtPush := func(a *v1alpha1.Application) bool {
+		return a.Status.Sync.Revision == pushed && a.Status.Sync.Status == v1alpha1.SyncStatusCodeSynced
+	}
+	waitApp(t, c, client.ObjectKeyFromObject(one), "the refreshed app at the pushed commit", syncedAtPush)
+	waitApp(t, c, client.ObjectKeyFromObject(two), "its neighbour synced at the pushed commit", syncedAtPush)
+	cm := &corev1.ConfigMap{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: dest, Name: "two"}, cm); err != nil {
+		t.Fatal(err)
+	}
+	if cm.Data["k"] != "pushed" {
+		t.Errorf("the neighbour's ConfigMap has k = %q, want the pushed value", cm.Data["k"])
+	}
+}
