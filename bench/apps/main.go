@@ -10,15 +10,21 @@
 // server-side applies the same objects, 20 in flight, until every
 // Deployment is Available); skiff server's start (CPU and peak RSS from
 // /proc); the initial sync of N Applications until all are Synced+Healthy;
-// one commit touching every app, found through a refresh annotation on
-// every Application, then another found by the periodic poll; and 60 s of
-// steady state (controller CPU and API requests).
+// one commit touching every app, found through a triggered refresh (a
+// signed GitHub push webhook to skiff's API, or with -trigger annotation a
+// refresh annotation on every Application), then another found by the
+// periodic poll; and 60 s of steady state (controller CPU and API
+// requests).
 package main
 
 import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -65,6 +71,7 @@ var (
 	profileDir     = flag.String("profile", "", "write skiff server's CPU profiles of the initial sync and the triggered refresh, and heap profiles after them, into this directory, and keep skiff server's log there")
 	serverFlags    = flag.String("server-flags", "", "extra flags for skiff server, space-separated (e.g. \"--operation-processors=20\")")
 	profileSeconds = flag.Int("profile-seconds", 15, "length of each CPU profile")
+	trigger        = flag.String("trigger", "webhook", `how the triggered refresh is asked: "webhook" (one signed GitHub push event to skiff's API, which then runs too) or "annotation" (the refresh annotation on every Application; no API server)`)
 	waitTimeout    = 10 * time.Minute
 	idle           = 60 * time.Second
 )
@@ -210,6 +217,10 @@ func runN(n int, bin, tmp string) (res result, err error) {
 	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: argocdNS}}); err != nil {
 		return res, err
 	}
+	if err := c.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: argocdNS, Name: "argocd-secret"},
+		StringData: map[string]string{"webhook.github.secret": webhookSecret}}); err != nil {
+		return res, err
+	}
 	repo, err := newRepo(filepath.Join(tmp, fmt.Sprintf("repo-%d", n)), n)
 	if err != nil {
 		return res, err
@@ -230,7 +241,7 @@ func runN(n int, bin, tmp string) (res result, err error) {
 	}
 	res.apiBaseline = (base1 - base0) / idle.Minutes()
 
-	ports, err := freePorts(3)
+	ports, err := freePorts(4)
 	if err != nil {
 		return res, err
 	}
@@ -246,8 +257,13 @@ func runN(n int, bin, tmp string) (res result, err error) {
 		"--app-resync", appResync.String(),
 		"--metrics-bind-address", metricsAddr,
 		"--health-probe-bind-address", healthAddr,
-		"--port", "0", // no API server: the benchmark measures the controller
 		"--cache-dir", filepath.Join(tmp, fmt.Sprintf("cache-%d", n)),
+	}
+	apiAddr := fmt.Sprintf("127.0.0.1:%d", ports[3])
+	if *trigger == "webhook" {
+		args = append(args, "--address", "127.0.0.1", "--port", strconv.Itoa(ports[3]), "--insecure")
+	} else {
+		args = append(args, "--port", "0") // no API server: the annotations reach the controller
 	}
 	args = append(args, strings.Fields(*serverFlags)...)
 	pid, exited, err := cluster.StartProcess("skiff", logFile, bin, args...)
@@ -319,7 +335,7 @@ func runN(n int, bin, tmp string) (res result, err error) {
 	fmt.Printf("initial sync: %d apps Synced+Healthy in %s (created in %s): %.2f CPU-s, peak RSS %.1f MiB; kube-apiserver %.1f CPU-s\n",
 		n, res.initial.Round(time.Millisecond), created.Round(time.Millisecond), res.initialCPU, res.initialRSS, apiInitial)
 
-	// 4a. A commit, then a refresh annotation on every Application.
+	// 4a. A commit, then a triggered refresh.
 	sha, err := repo.touchAll(n, 1)
 	if err != nil {
 		return res, err
@@ -330,14 +346,10 @@ func runN(n int, bin, tmp string) (res result, err error) {
 	trigOwn0, _ := scrapeSeries(ctx, http.DefaultClient, "http://"+metricsAddr+"/metrics", "rest_client_requests_total")
 	trigQueues0 := scrapeQueues(ctx, metricsAddr)
 	start = time.Now()
-	if err := forEach(n, func(i int) error {
-		patch := []byte(`{"metadata":{"annotations":{"argocd.argoproj.io/refresh":"normal"}}}`)
-		app := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Namespace: argocdNS, Name: appName(i)}}
-		return c.Patch(ctx, app, client.RawPatch(types.MergePatchType, patch))
-	}); err != nil {
-		return res, fmt.Errorf("annotating Applications: %w", err)
+	if err := triggerRefresh(ctx, c, n, apiAddr, repo.url()); err != nil {
+		return res, err
 	}
-	annotated := time.Since(start)
+	triggeredIn := time.Since(start)
 	if err := waitApps(ctx, c, n, "Synced at "+sha[:8]+" (triggered)", alive, syncedAt(sha)); err != nil {
 		return res, err
 	}
@@ -346,8 +358,8 @@ func runN(n int, bin, tmp string) (res result, err error) {
 	apiTriggered := apiserver.phase()
 	stopProfile()
 	saveProfile(pprofAddr, "heap", fmt.Sprintf("heap-triggered-%d.pprof", n))
-	fmt.Printf("commit %s + refresh annotation: all synced in %s (annotated in %s), %.2f CPU-s; kube-apiserver %.1f CPU-s\n",
-		sha[:8], res.triggered.Round(time.Millisecond), annotated.Round(time.Millisecond), res.triggeredCPU, apiTriggered)
+	fmt.Printf("commit %s + %s: all synced in %s (triggered in %s), %.2f CPU-s; kube-apiserver %.1f CPU-s\n",
+		sha[:8], *trigger, res.triggered.Round(time.Millisecond), triggeredIn.Round(time.Millisecond), res.triggeredCPU, apiTriggered)
 	// Where the triggered refresh's API requests go, by verb and resource
 	// (the bench's own annotation patches and list polls included).
 	trigAPI1, _ := scrapeSeries(ctx, metrics.client, metrics.url, "apiserver_request_total")
@@ -1275,4 +1287,55 @@ func verdict(ok bool) string {
 		return "OK"
 	}
 	return "MISSED"
+}
+
+// webhookSecret signs the bench's push events; skiff reads it from
+// argocd-secret's webhook.github.secret.
+const webhookSecret = "bench-webhook-secret"
+
+// triggerRefresh asks skiff to refresh all n apps after a commit to
+// repoURL: by one signed GitHub push event to the API at apiAddr, or by
+// the refresh annotation on every Application.
+func triggerRefresh(ctx context.Context, c client.Client, n int, apiAddr, repoURL string) error {
+	if *trigger != "webhook" {
+		return forEach(n, func(i int) error {
+			patch := []byte(`{"metadata":{"annotations":{"argocd.argoproj.io/refresh":"normal"}}}`)
+			app := &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Namespace: argocdNS, Name: appName(i)}}
+			if err := c.Patch(ctx, app, client.RawPatch(types.MergePatchType, patch)); err != nil {
+				return fmt.Errorf("annotating Applications: %w", err)
+			}
+			return nil
+		})
+	}
+	body, err := json.Marshal(map[string]any{
+		"ref":        "refs/heads/master",
+		"repository": map[string]any{"clone_url": repoURL, "default_branch": "master"},
+	})
+	if err != nil {
+		return err
+	}
+	mac := hmac.New(sha256.New, []byte(webhookSecret))
+	mac.Write(body)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+apiAddr+"/api/webhook", bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-GitHub-Event", "push")
+	req.Header.Set("X-Hub-Signature-256", "sha256="+hex.EncodeToString(mac.Sum(nil)))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("sending the push webhook: %w", err)
+	}
+	defer resp.Body.Close()
+	var out struct {
+		Refreshed []string `json:"refreshed"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("push webhook answered %s (%v)", resp.Status, err)
+	}
+	if len(out.Refreshed) != n {
+		return fmt.Errorf("push webhook refreshed %d apps, want %d", len(out.Refreshed), n)
+	}
+	return nil
 }
