@@ -1,6 +1,8 @@
 package application
 
 import (
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -29,15 +31,30 @@ func init() {
 	metrics.Registry.MustRegister(syncTotal, reconcileSeconds, appInfo)
 }
 
+// appInfoLabels holds each app's current skiff_app_info label values by
+// namespace/name, so that a change replaces the app's one series without
+// scanning every app's (DeletePartialMatch made each comparison O(apps)).
+var appInfoLabels sync.Map
+
 func observeReconcile(app *v1alpha1.Application, took time.Duration) {
 	reconcileSeconds.WithLabelValues(app.Namespace).Observe(took.Seconds())
-	appInfo.DeletePartialMatch(prometheus.Labels{"name": app.Name, "namespace": app.Namespace})
 	repo := ""
 	if srcs := app.Spec.GetSources(); len(srcs) > 0 {
 		repo = srcs[0].RepoURL
 	}
-	appInfo.WithLabelValues(app.Name, app.Namespace, projectName(app),
-		string(app.Status.Sync.Status), string(app.Status.Health.Status), repo).Set(1)
+	labels := []string{app.Name, app.Namespace, projectName(app),
+		string(app.Status.Sync.Status), string(app.Status.Health.Status), repo}
+	if prev, ok := appInfoLabels.Swap(app.Namespace+"/"+app.Name, labels); ok && !slices.Equal(prev.([]string), labels) {
+		appInfo.DeleteLabelValues(prev.([]string)...)
+	}
+	appInfo.WithLabelValues(labels...).Set(1)
+}
+
+// forgetAppInfo drops the skiff_app_info series of a deleted app.
+func forgetAppInfo(namespace, name string) {
+	if prev, ok := appInfoLabels.LoadAndDelete(namespace + "/" + name); ok {
+		appInfo.DeleteLabelValues(prev.([]string)...)
+	}
 }
 
 func observeSync(app *v1alpha1.Application, phase v1alpha1.OperationPhase) {
