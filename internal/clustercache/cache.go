@@ -4,21 +4,25 @@
 // resource tree. Comparisons and health checks read it, so steady state
 // costs no API call per object.
 //
-// Objects are trimmed before they are stored (see trim): managedFields are
-// dropped from objects no Application tracks, and a tracked object keeps
-// only the entries of managers other than Skiff, which ignoreDifferences'
-// managedFieldsManagers reads. Readers that need an object's full
-// managedFields read it from the API server.
+// Objects are trimmed before they are stored (see trim): an object no
+// Application tracks keeps only its apiVersion, kind and metadata (without
+// managedFields), and a tracked object keeps only the managedFields entries
+// of managers other than Skiff, which ignoreDifferences'
+// managedFieldsManagers reads. GetFull reads an untracked object whole from
+// the API server.
 package clustercache
 
 import (
 	"context"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -296,8 +300,49 @@ func (c *Cache) upsert(gvk schema.GroupVersionKind, obj any) {
 	app := OwningApp(u, c.opts.Tracking)
 
 	c.mu.Lock()
-	oldApp := ""
+	oldApp, stored := c.storeLocked(key, u, app)
+	subscribers := c.subscribers
+	c.mu.Unlock()
+	if !stored {
+		return
+	}
+	c.notify(subscribers, Event{App: app, Key: key})
+	if oldApp != "" && oldApp != app {
+		c.notify(subscribers, Event{App: oldApp, Key: key})
+	}
+}
+
+// Record stores objects as an update to the API server returned them (a
+// sync's applies), so that every reader sees the write at once rather than
+// when its watch event arrives. A copy older than the cached one is
+// ignored, as is a watch event older than a recorded write. Only objects
+// the cache holds are recorded: a created object waits for its watch
+// event, so that a deletion seen in between cannot be undone here.
+// Recording notifies no subscriber: the writer knows what it wrote.
+func (c *Cache) Record(objs ...*unstructured.Unstructured) {
+	for _, obj := range objs {
+		if obj == nil || obj.GetResourceVersion() == "" {
+			continue
+		}
+		u := obj.DeepCopy()
+		trim(u, c.opts.Tracking)
+		key := KeyOf(u)
+		c.mu.Lock()
+		if _, known := c.objects[key]; known {
+			c.storeLocked(key, u, OwningApp(u, c.opts.Tracking))
+		}
+		c.mu.Unlock()
+	}
+}
+
+// storeLocked stores u under key, tracked to app, unless the cache holds a
+// later version of it (by resourceVersion). It returns the app the
+// replaced copy was tracked to and whether u was stored.
+func (c *Cache) storeLocked(key ResourceKey, u *unstructured.Unstructured, app string) (oldApp string, stored bool) {
 	if old, ok := c.objects[key]; ok {
+		if laterVersion(old.GetResourceVersion(), u.GetResourceVersion()) {
+			return "", false
+		}
 		oldApp = OwningApp(old, c.opts.Tracking)
 		c.unindexLocked(key, old)
 	}
@@ -314,13 +359,17 @@ func (c *Cache) upsert(gvk schema.GroupVersionKind, obj any) {
 		}
 		c.children[ref.UID][key] = true
 	}
-	subscribers := c.subscribers
-	c.mu.Unlock()
+	return oldApp, true
+}
 
-	c.notify(subscribers, Event{App: app, Key: key})
-	if oldApp != "" && oldApp != app {
-		c.notify(subscribers, Event{App: oldApp, Key: key})
-	}
+// laterVersion reports whether resourceVersion a is later than b. Versions
+// are opaque to clients in general; the API server's are etcd revisions,
+// so two that both parse as numbers compare as numbers, and anything else
+// counts as not later (the newcomer wins, as before versions were compared).
+func laterVersion(a, b string) bool {
+	x, err1 := strconv.ParseUint(a, 10, 64)
+	y, err2 := strconv.ParseUint(b, 10, 64)
+	return err1 == nil && err2 == nil && x > y
 }
 
 func (c *Cache) remove(key ResourceKey) {
@@ -366,6 +415,41 @@ func (c *Cache) Get(key ResourceKey) (*unstructured.Unstructured, bool) {
 	return obj, ok
 }
 
+// GetFull returns the whole live object with key: the cached copy when an
+// Application tracks it (stored whole), else, when the cache has seen it,
+// a read from the API server (the cache keeps only the metadata of
+// untracked objects). Not found is (nil, false, nil).
+func (c *Cache) GetFull(ctx context.Context, key ResourceKey) (*unstructured.Unstructured, bool, error) {
+	obj, ok := c.Get(key)
+	if !ok || OwningApp(obj, c.opts.Tracking) != "" {
+		return obj, ok, nil
+	}
+	gvr, ok := c.resourceOf(schema.GroupKind{Group: key.Group, Kind: key.Kind})
+	if !ok {
+		return nil, false, fmt.Errorf("reading %s: its kind is not watched", key)
+	}
+	live, err := c.dynamic.Resource(gvr).Namespace(key.Namespace).Get(ctx, key.Name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("reading %s: %w", key, err)
+	}
+	return live, true, nil
+}
+
+// resourceOf returns the watched resource of kind gk.
+func (c *Cache) resourceOf(gk schema.GroupKind) (schema.GroupVersionResource, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	for gvr, gvk := range c.watched {
+		if gvk.GroupKind() == gk {
+			return gvr, true
+		}
+	}
+	return schema.GroupVersionResource{}, false
+}
+
 // AppObjects returns the live objects tracked to app, sorted by key. They
 // are shared: do not modify them.
 func (c *Cache) AppObjects(app string) []*unstructured.Unstructured {
@@ -403,14 +487,8 @@ func (c *Cache) Children(uid types.UID) []*unstructured.Unstructured {
 // Watches reports whether the kind is watched (known to the API server and
 // not excluded).
 func (c *Cache) Watches(gk schema.GroupKind) bool {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	for _, gvk := range c.watched {
-		if gvk.GroupKind() == gk {
-			return true
-		}
-	}
-	return false
+	_, ok := c.resourceOf(gk)
+	return ok
 }
 
 // Len returns the number of cached objects.
@@ -444,19 +522,30 @@ func transform(gvk schema.GroupVersionKind, tracking TrackingMode) cache.Transfo
 	}
 }
 
-// trim drops from u, in place, the managedFields the cache's readers do
-// not need. Most objects are tracked by no Application; their managedFields
-// (decoded field sets, a large part of a small object) are dropped
-// entirely. A tracked object keeps the entries of other managers, which
-// ignoreDifferences.managedFieldsManagers reads, but not Skiff's own
-// (diff.FieldManager), which the diff skips. One consequence: an object an
-// app renders that exists live but is not tracked yet (before the sync
-// that adopts it) has no managedFields here, so managedFieldsManagers
-// rules cannot hide its fields until it is tracked. u is left untouched
-// when nothing is to be dropped.
+// trim drops from u, in place, what the cache's readers do not need. An
+// object no Application tracks (most of them: Pods, ReplicaSets,
+// EndpointSlices, the namespaces' own ConfigMaps and ServiceAccounts) is
+// kept as apiVersion, kind and metadata without managedFields: its
+// readers want its existence, owners, labels and annotations, and GetFull
+// reads it whole from the API server for the rare comparison that needs
+// its body (an app about to adopt it). A tracked object is kept whole but
+// for Skiff's own managedFields entry, which the diff skips; the entries of
+// other managers stay for ignoreDifferences.managedFieldsManagers. u is
+// left untouched when nothing is to be dropped.
 func trim(u *unstructured.Unstructured, tracking TrackingMode) {
 	md, ok := u.Object["metadata"].(map[string]any)
 	if !ok {
+		return
+	}
+	if OwningApp(u, tracking) == "" {
+		for k := range u.Object {
+			if k != "apiVersion" && k != "kind" && k != "metadata" {
+				delete(u.Object, k)
+			}
+		}
+		if _, ok := md["managedFields"]; ok {
+			delete(md, "managedFields")
+		}
 		return
 	}
 	entries, ok := md["managedFields"]
@@ -464,7 +553,7 @@ func trim(u *unstructured.Unstructured, tracking TrackingMode) {
 		return
 	}
 	list, _ := entries.([]any)
-	if len(list) == 0 || OwningApp(u, tracking) == "" {
+	if len(list) == 0 {
 		delete(md, "managedFields")
 		return
 	}

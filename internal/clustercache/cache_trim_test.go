@@ -13,8 +13,9 @@ import (
 	"github.com/skiffcd/skiff/internal/diff"
 )
 
-// The cache stores objects without the managedFields its readers never
-// use, and with every other field intact.
+// The cache stores a tracked object without the managedFields its readers
+// never use, and an untracked one as its metadata; GetFull reads the
+// untracked one whole.
 func TestCacheStoresObjectsWithoutUnneededManagedFields(t *testing.T) {
 	ctx := context.Background()
 	c, _ := startCache(t)
@@ -46,8 +47,18 @@ func TestCacheStoresObjectsWithoutUnneededManagedFields(t *testing.T) {
 	if mf := untracked.GetManagedFields(); len(mf) != 0 {
 		t.Errorf("the untracked ConfigMap applied by another manager keeps %d managedFields entries, want none", len(mf))
 	}
-	if data, _, _ := unstructured.NestedStringMap(untracked.Object, "data"); !reflect.DeepEqual(data, map[string]string{"a": "1"}) {
-		t.Errorf("the cached ConfigMap's data = %v, want a=1", data)
+	if _, found := untracked.Object["data"]; found {
+		t.Errorf("the untracked ConfigMap is cached with its data; want its metadata only")
+	}
+	whole, ok, err := c.GetFull(ctx, ResourceKey{Kind: "ConfigMap", Namespace: ns, Name: "untracked"})
+	if err != nil || !ok {
+		t.Fatalf("GetFull of the untracked ConfigMap: found %v, %v", ok, err)
+	}
+	if data, _, _ := unstructured.NestedStringMap(whole.Object, "data"); !reflect.DeepEqual(data, map[string]string{"a": "1"}) {
+		t.Errorf("GetFull's ConfigMap data = %v, want a=1", data)
+	}
+	if _, ok, err := c.GetFull(ctx, ResourceKey{Kind: "ConfigMap", Namespace: ns, Name: "never-created"}); ok || err != nil {
+		t.Errorf("GetFull of a missing object: found %v, %v; want not found, no error", ok, err)
 	}
 	if untracked.GetAnnotations()["team"] != "web" || untracked.GetUID() == "" || untracked.GetResourceVersion() == "" {
 		t.Errorf("the cached ConfigMap lost metadata: %v", untracked.Object["metadata"])

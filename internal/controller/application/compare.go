@@ -86,7 +86,7 @@ func (r *Reconciler) compare(ctx context.Context, app *v1alpha1.Application, har
 	}
 
 	live := withWritten(r.Cache.AppObjects(app.Name), written)
-	resources, syncStatus := r.resourceStatuses(app, desired, live, written)
+	resources, syncStatus := r.resourceStatuses(ctx, app, desired, live, written)
 	app.Status.Resources = resources
 	app.Status.Sync.Status = syncStatus
 	app.Status.Health = appHealth(app.Status.Health, resources, now)
@@ -164,9 +164,9 @@ func newer(cached, written *unstructured.Unstructured) *unstructured.Unstructure
 }
 
 // resourceStatuses compares each desired object with its live one (just
-// written, or cached), and lists live objects git no longer has as
-// requiring pruning.
-func (r *Reconciler) resourceStatuses(app *v1alpha1.Application, desired, live []*unstructured.Unstructured, written map[clustercache.ResourceKey]*unstructured.Unstructured) ([]v1alpha1.ResourceStatus, v1alpha1.SyncStatusCode) {
+// written, or cached; read whole from the API server when no app tracks it
+// yet), and lists live objects git no longer has as requiring pruning.
+func (r *Reconciler) resourceStatuses(ctx context.Context, app *v1alpha1.Application, desired, live []*unstructured.Unstructured, written map[clustercache.ResourceKey]*unstructured.Unstructured) ([]v1alpha1.ResourceStatus, v1alpha1.SyncStatusCode) {
 	sync := v1alpha1.SyncStatusCodeSynced
 	var out []v1alpha1.ResourceStatus
 	seen := map[clustercache.ResourceKey]bool{}
@@ -176,10 +176,13 @@ func (r *Reconciler) resourceStatuses(app *v1alpha1.Application, desired, live [
 		if isHook(d) {
 			continue // hooks run during syncs; they are not part of the state
 		}
-		cached, _ := r.Cache.Get(key)
+		cached, _, err := r.Cache.GetFull(ctx, key)
 		liveObj := newer(cached, written[key])
 		rs := resourceStatus(d)
-		modified, err := diff.Modified(d, liveObj, diff.Options{IgnoreDifferences: app.Spec.IgnoreDifferences})
+		modified := false
+		if err == nil {
+			modified, err = diff.Modified(d, liveObj, diff.Options{IgnoreDifferences: app.Spec.IgnoreDifferences})
+		}
 		switch {
 		case err != nil:
 			rs.Status = v1alpha1.SyncStatusCodeUnknown

@@ -1,0 +1,67 @@
+package clustercache
+
+import (
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// A sync's writes reach the cache at once, and neither a recorded write
+// nor a watch event ever moves an object back to an older version.
+func TestRecordKeepsTheLaterVersion(t *testing.T) {
+	configMap := func(rv, value string) *unstructured.Unstructured {
+		u := object("v1", "ConfigMap", "web", "cfg", map[string]string{TrackingAnnotation: "shop:/ConfigMap:web/cfg"}, nil)
+		u.SetResourceVersion(rv)
+		u.Object["data"] = map[string]any{"k": value}
+		return u
+	}
+	gvk := schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}
+	tests := map[string]struct {
+		cached    *unstructured.Unstructured
+		recorded  *unstructured.Unstructured
+		watched   *unstructured.Unstructured // a watch event after the record
+		wantValue string                     // "" means not cached
+		wantApp   bool
+	}{
+		"a recorded update replaces an older cached copy": {
+			cached: configMap("10", "old"), recorded: configMap("12", "new"), wantValue: "new", wantApp: true},
+		"a recorded copy older than the cached one is ignored": {
+			cached: configMap("12", "new"), recorded: configMap("10", "old"), wantValue: "new", wantApp: true},
+		"a watch event older than the recorded write is ignored": {
+			cached: configMap("10", "old"), recorded: configMap("12", "new"), watched: configMap("11", "between"), wantValue: "new", wantApp: true},
+		"the watch event of the recorded write itself is stored": {
+			cached: configMap("10", "old"), recorded: configMap("12", "new"), watched: configMap("12", "new"), wantValue: "new", wantApp: true},
+		"an object the cache has not seen is left to its watch event": {
+			recorded: configMap("12", "new")},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			c := &Cache{
+				opts:     Options{Tracking: TrackingAnnotationMode},
+				objects:  map[ResourceKey]*unstructured.Unstructured{},
+				byApp:    map[string]map[ResourceKey]bool{},
+				children: map[types.UID]map[ResourceKey]bool{},
+			}
+			if tc.cached != nil {
+				c.upsert(gvk, tc.cached)
+			}
+			c.Record(tc.recorded)
+			if tc.watched != nil {
+				c.upsert(gvk, tc.watched)
+			}
+			got, ok := c.Get(ResourceKey{Kind: "ConfigMap", Namespace: "web", Name: "cfg"})
+			value := ""
+			if ok {
+				value, _, _ = unstructured.NestedString(got.Object, "data", "k")
+			}
+			if value != tc.wantValue {
+				t.Errorf("cached value %q, want %q", value, tc.wantValue)
+			}
+			if tracked := len(c.AppObjects("shop")) == 1; tracked != tc.wantApp {
+				t.Errorf("indexed under its app: %v, want %v", tracked, tc.wantApp)
+			}
+		})
+	}
+}
