@@ -75,16 +75,22 @@ func Compare(desired, live *unstructured.Unstructured, opts Options) (Result, er
 	if err != nil {
 		return Result{}, err
 	}
-	predicted, err := fromTyped(merged)
+	return renderTyped(merged, tl, !same)
+}
+
+// renderTyped builds the Result shown to users from the typed predicted
+// and live objects, their lists in the same order.
+func renderTyped(predicted, live *typed.TypedValue, modified bool) (Result, error) {
+	predictedOut, err := fromTyped(predicted)
 	if err != nil {
 		return Result{}, err
 	}
-	liveOut, err := fromTyped(tl)
+	liveOut, err := fromTyped(live)
 	if err != nil {
 		return Result{}, err
 	}
-	alignLists(predicted.Object, liveOut.Object)
-	return render(predicted, liveOut, !same)
+	alignLists(predictedOut.Object, liveOut.Object)
+	return render(predictedOut, liveOut, modified)
 }
 
 // Modified reports what Compare's Result.Modified does, without building

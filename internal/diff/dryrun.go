@@ -75,14 +75,5 @@ func compareWhole(desired, predicted, live *unstructured.Unstructured, opts Opti
 	if err != nil {
 		return Result{}, fmt.Errorf("comparing %s: %w", describe(desired), err)
 	}
-	predictedOut, err := fromTyped(tp)
-	if err != nil {
-		return Result{}, err
-	}
-	liveOut, err := fromTyped(tl)
-	if err != nil {
-		return Result{}, err
-	}
-	alignLists(predictedOut.Object, liveOut.Object)
-	return render(predictedOut, liveOut, !cmp.IsSame())
+	return renderTyped(tp, tl, !cmp.IsSame())
 }
