@@ -127,6 +127,7 @@ export function appsView(main) {
   }
 
   let filterSig = '';
+  let clearButton = null;
   const countEls = new Map();
 
   function checkboxGroup(title, key, values, render) {
@@ -154,7 +155,10 @@ export function appsView(main) {
     const projectNames = [...new Set([...projects, ...list.map((a) => a.spec?.project || 'default'), ...prefs.projects])].sort();
     const namespaces = [...new Set([...list.map((a) => destOf(a).namespace), ...prefs.namespaces])].sort();
     const active = prefs.sync.length + prefs.health.length + prefs.projects.length + prefs.namespaces.length + (prefs.labels ? 1 : 0);
-    const sig = JSON.stringify([projectNames, namespaces, active > 0, prefs.sync, prefs.health, prefs.projects, prefs.namespaces, prefs.labels]);
+    // The checkboxes show the user's clicks themselves; rebuilding on a
+    // click would swap the next checkbox while a fast second click is
+    // between press and release, and lose it.
+    const sig = JSON.stringify([projectNames, namespaces]);
     if (sig !== filterSig) {
       filterSig = sig;
       countEls.clear();
@@ -167,17 +171,19 @@ export function appsView(main) {
         }});
       mount(filters,
         h('div', {class: 'filter-head'}, h('h2', null, 'Filters'),
-          active ? h('button', {class: 'btn btn-ghost btn-small', testid: 'filter-clear', onclick: () => {
+          clearButton = h('button', {class: 'btn btn-ghost btn-small', testid: 'filter-clear', onclick: () => {
             Object.assign(prefs, {sync: [], health: [], projects: [], namespaces: [], labels: ''});
             savePrefs(prefs);
+            filterSig = ''; // uncheck every box
             schedule();
-          }}, 'Clear') : null),
+          }}, 'Clear')),
         checkboxGroup('Sync status', 'sync', SYNC_STATES, (v) => syncBadge(v)),
         checkboxGroup('Health status', 'health', HEALTH_STATES, (v) => healthBadge(v)),
         h('div', {class: 'filter-group'}, h('h3', null, 'Labels'), labels),
         checkboxGroup('Projects', 'projects', projectNames),
         checkboxGroup('Namespaces', 'namespaces', namespaces));
     }
+    clearButton.classList.toggle('hidden', active === 0);
     const tally = {sync: {}, health: {}, projects: {}, namespaces: {}};
     for (const a of list) {
       for (const [k, v] of [['sync', syncOf(a)], ['health', healthOf(a)], ['projects', a.spec?.project || 'default'], ['namespaces', destOf(a).namespace]]) {
