@@ -310,11 +310,13 @@ func parseDuration(s string) (time.Duration, bool) {
 
 // finishOperation records the outcome, appends history on success and
 // clears the operation, in one write. The objects the sync updated go into
-// the cluster cache first, for every reader before their watch events. After a successful sync (synced
-// carries the engine's result) that write also holds the comparison with
-// the objects as the sync wrote them, so no second write follows at once to
-// say Synced. A sync that pruned leaves the comparison to the cache's
-// events: deleted objects linger in the cache until their watch event.
+// the cluster cache first, for every reader before their watch events.
+// After a successful sync (synced carries the engine's result) that write
+// also holds the comparison with the objects as the sync wrote them (the
+// created ones, which the cache records only from their watch events,
+// included), so no second write follows at once to say Synced. A sync that
+// pruned leaves the comparison to the cache's events: deleted objects
+// linger in the cache until their watch event.
 func (r *Reconciler) finishOperation(ctx context.Context, app *v1alpha1.Application, phase v1alpha1.OperationPhase, message string, result *v1alpha1.SyncOperationResult, synced *syncengine.Result) error {
 	if synced != nil {
 		for _, obj := range synced.Applied {
