@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	"github.com/skiffcd/skiff/api/v1alpha1"
 	"github.com/skiffcd/skiff/internal/source"
 	"github.com/skiffcd/skiff/internal/source/helmrepo"
@@ -355,5 +357,70 @@ func TestResolutionsLandOnlyWhenNewer(t *testing.T) {
 				t.Errorf("moves told %+v, want %+v", moves, tc.wantMoves)
 			}
 		})
+	}
+}
+
+// A sync pins the revision its comparison resolved. It must render the
+// source as written (what kustomize's envsubst sees of the target revision
+// is the same in both) and so reuse the comparison's render; a pin to an
+// older commit renders that commit.
+func TestPinnedRevisionRendersTheSourceAsWrittenAndSharesItsRender(t *testing.T) {
+	ctx := context.Background()
+	repo := testgit.New(t)
+	files := func(level string) map[string]string {
+		return map[string]string{
+			"app/kustomization.yaml": "resources: [cm.yaml]\n",
+			"app/cm.yaml":            strings.Replace(configMapYAML, "level: info", "level: "+level, 1),
+		}
+	}
+	old := repo.Commit(files("info"))
+	clock := &fakeClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	server, _ := newTestServer(t, clock, Options{RevisionTTL: time.Minute})
+	req := request(repo.URL(), "app")
+	req.Sources[0].Kustomize = &v1alpha1.ApplicationSourceKustomize{
+		CommonAnnotations:         map[string]string{"target": "${ARGOCD_APP_SOURCE_TARGET_REVISION}"},
+		CommonAnnotationsEnvsubst: true,
+	}
+	pinned := func(revision string) Request {
+		r := req
+		r.Revisions = []string{revision}
+		return r
+	}
+	look := func(resp *Response) (level, target string) {
+		obj := resp.Manifests[0].Object
+		level, _, _ = unstructured.NestedString(obj.Object, "data", "level")
+		return level, obj.GetAnnotations()["target"]
+	}
+
+	compared, err := server.Manifests(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	synced, err := server.Manifests(ctx, pinned(compared.Revisions[0]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !synced.CacheHit || synced.Revisions[0] != old {
+		t.Errorf("sync pinned to the compared revision: hit=%v revision=%v, want the comparison's render at %s", synced.CacheHit, synced.Revisions, old)
+	}
+	if level, target := look(synced); level != "info" || target != "HEAD" {
+		t.Errorf("sync rendered level=%q target=%q, want info and the targetRevision as written (HEAD)", level, target)
+	}
+
+	repo.Commit(files("debug"))
+	clock.Advance(2 * time.Minute)
+	back, err := server.Manifests(ctx, pinned(old))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if level, target := look(back); back.Revisions[0] != old || level != "info" || target != "HEAD" {
+		t.Errorf("pinned to the older commit: revision %v level=%q target=%q, want %s, info, HEAD", back.Revisions, level, target, old)
+	}
+	head, err := server.Manifests(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if level, _ := look(head); head.Revisions[0] == old || level != "debug" {
+		t.Errorf("unpinned after the commit: revision %v level=%q, want the new commit with debug", head.Revisions, level)
 	}
 }

@@ -124,8 +124,15 @@ func New(git *source.Cache, helm *helmrepo.Client, opts Options) *Server {
 type Request struct {
 	// AppName is the Application's name (Helm's default release name).
 	AppName string
-	// Sources are spec.sources, or spec.source alone.
+	// Sources are spec.sources, or spec.source alone, as written.
 	Sources []v1alpha1.ApplicationSource
+	// Revisions, when set, pin each source to a revision (an operation's
+	// commit SHA or chart version; "" leaves that source's targetRevision).
+	// A pinned source is resolved at its pin but rendered, and its render
+	// cached, as written: a sync of the revision a comparison just rendered
+	// reuses that render, and what the render sees of the source (Argo CD's
+	// ARGOCD_APP_SOURCE_TARGET_REVISION) is the same in both.
+	Revisions []string
 	// Namespace is the destination namespace.
 	Namespace string
 	// KubeVersion and APIVersions describe the destination cluster.
@@ -158,6 +165,9 @@ func (s *Server) Manifests(ctx context.Context, req Request) (*Response, error) 
 	resolved := make([]resolvedRevision, len(req.Sources))
 	refRoots := map[string]string{}
 	for i, src := range req.Sources {
+		if i < len(req.Revisions) && req.Revisions[i] != "" {
+			src.TargetRevision = req.Revisions[i]
+		}
 		r, err := s.resolve(ctx, src, req.Hard, req.MaxRevisionAge)
 		if err != nil {
 			return nil, fmt.Errorf("source %d (%s): %w", i+1, source.Redact(src.RepoURL), err)

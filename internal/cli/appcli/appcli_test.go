@@ -140,8 +140,8 @@ func TestRollbackOperation(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if op.Revision != tc.want || op.Source == nil || op.Source.TargetRevision != tc.want || op.Source.Path != "p" {
-				t.Errorf("operation %+v source %+v, want revision %s", op, op.Source, tc.want)
+			if op.Revision != tc.want || op.Source == nil || op.Source.TargetRevision != "HEAD" || op.Source.Path != "p" {
+				t.Errorf("operation %+v source %+v, want revision %s and the source as written", op, op.Source, tc.want)
 			}
 		})
 	}

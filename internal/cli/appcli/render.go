@@ -48,18 +48,19 @@ type Renderer struct {
 // returns the objects, hooks included, with namespaces defaulted as the
 // controller does, and the resolved revisions.
 func (r *Renderer) Desired(ctx context.Context, app *v1alpha1.Application, revision string) ([]*unstructured.Unstructured, []string, error) {
-	srcs := append([]v1alpha1.ApplicationSource(nil), app.Spec.GetSources()...)
+	srcs := app.Spec.GetSources()
 	if len(srcs) == 0 {
 		return nil, nil, fmt.Errorf("application %s has no source", app.Name)
 	}
+	var pins []string
 	if revision != "" {
 		if len(srcs) > 1 {
 			return nil, nil, fmt.Errorf("--revision needs a single-source application")
 		}
-		srcs[0].TargetRevision = revision
+		pins = []string{revision}
 	}
 	resp, err := r.Repo.Manifests(ctx, reposerver.Request{
-		AppName: app.Name, Sources: srcs, Namespace: app.Spec.Destination.Namespace, KubeVersion: r.KubeVersion,
+		AppName: app.Name, Sources: srcs, Revisions: pins, Namespace: app.Spec.Destination.Namespace, KubeVersion: r.KubeVersion,
 	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("rendering application %s: %w", app.Name, err)

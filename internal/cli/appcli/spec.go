@@ -209,11 +209,12 @@ func RollbackOperation(app *v1alpha1.Application, id int64, prune bool) (*v1alph
 		op.Sources, op.Revisions = entry.Sources, entry.Revisions
 		return op, nil
 	}
+	// The source as that sync wrote it, pinned to its revision (Argo CD's
+	// rollback): the render sees the targetRevision it saw then.
 	src := entry.Source
 	if src.RepoURL == "" && app.Spec.Source != nil {
 		src = *app.Spec.Source
 	}
-	src.TargetRevision = entry.Revision
 	op.Source, op.Revision = &src, entry.Revision
 	return op, nil
 }

@@ -127,9 +127,9 @@ func (r *Reconciler) sync(ctx context.Context, app *v1alpha1.Application) (synce
 	if ok, reason := r.canSync(ctx, app); !ok {
 		return syncengine.Result{}, nil, fmt.Errorf("%s", reason)
 	}
-	srcs := operationSources(app, op)
+	srcs, pins := operationSources(app, op)
 	resp, err := r.Repo.Manifests(ctx, reposerver.Request{
-		AppName: app.Name, Sources: srcs, Namespace: app.Spec.Destination.Namespace,
+		AppName: app.Name, Sources: srcs, Revisions: pins, Namespace: app.Spec.Destination.Namespace,
 		KubeVersion: r.kubeVersion, APIVersions: r.apiVersions,
 	})
 	if err != nil {
@@ -208,25 +208,21 @@ func (r *Reconciler) namespaceExists(ns string) bool {
 	return ok
 }
 
-// operationSources are the sources at the operation's revision(s).
-func operationSources(app *v1alpha1.Application, op *v1alpha1.SyncOperation) []v1alpha1.ApplicationSource {
-	if op.Source != nil {
-		return []v1alpha1.ApplicationSource{*op.Source}
+// operationSources are the sources an operation renders, as written (the
+// app's, or the operation's own for a rollback), and the revision each is
+// pinned to ("" for none), as Argo CD's sync renders them: the history and
+// syncResult keep the source as written beside the resolved revision.
+func operationSources(app *v1alpha1.Application, op *v1alpha1.SyncOperation) ([]v1alpha1.ApplicationSource, []string) {
+	switch {
+	case op.Source != nil:
+		return []v1alpha1.ApplicationSource{*op.Source}, []string{op.Revision}
+	case len(op.Sources) > 0:
+		return op.Sources, op.Revisions
+	case len(app.Spec.Sources) > 0:
+		return app.Spec.Sources, op.Revisions
+	default:
+		return app.Spec.GetSources(), []string{op.Revision}
 	}
-	if len(op.Sources) > 0 {
-		return op.Sources
-	}
-	srcs := append([]v1alpha1.ApplicationSource(nil), app.Spec.GetSources()...)
-	if len(app.Spec.Sources) > 0 {
-		for i := range srcs {
-			if i < len(op.Revisions) && op.Revisions[i] != "" {
-				srcs[i].TargetRevision = op.Revisions[i]
-			}
-		}
-	} else if op.Revision != "" && len(srcs) == 1 {
-		srcs[0].TargetRevision = op.Revision
-	}
-	return srcs
 }
 
 func policyOptions(app *v1alpha1.Application) []string {
