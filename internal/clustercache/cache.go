@@ -315,7 +315,8 @@ func (c *Cache) upsert(gvk schema.GroupVersionKind, obj any) {
 // Record stores objects as an update to the API server returned them (a
 // sync's applies), so that every reader sees the write at once rather than
 // when its watch event arrives. A copy older than the cached one is
-// ignored, as is a watch event older than a recorded write. Only objects
+// ignored, as is a watch event older than a recorded write or of the write
+// itself (no subscriber hears of it then). Only objects
 // the cache holds are recorded: a created object waits for its watch
 // event, so that a deletion seen in between cannot be undone here.
 // Recording notifies no subscriber: the writer knows what it wrote.
@@ -335,12 +336,13 @@ func (c *Cache) Record(objs ...*unstructured.Unstructured) {
 	}
 }
 
-// storeLocked stores u under key, tracked to app, unless the cache holds a
-// later version of it (by resourceVersion). It returns the app the
-// replaced copy was tracked to and whether u was stored.
+// storeLocked stores u under key, tracked to app, unless the cache holds
+// that version of it or a later one (by resourceVersion): the watch event
+// of a recorded write, or a re-list's unchanged object, is no change. It
+// returns the app the replaced copy was tracked to and whether u was stored.
 func (c *Cache) storeLocked(key ResourceKey, u *unstructured.Unstructured, app string) (oldApp string, stored bool) {
 	if old, ok := c.objects[key]; ok {
-		if laterVersion(old.GetResourceVersion(), u.GetResourceVersion()) {
+		if rv := u.GetResourceVersion(); rv != "" && (old.GetResourceVersion() == rv || laterVersion(old.GetResourceVersion(), rv)) {
 			return "", false
 		}
 		oldApp = OwningApp(old, c.opts.Tracking)

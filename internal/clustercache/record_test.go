@@ -24,6 +24,9 @@ func TestRecordKeepsTheLaterVersion(t *testing.T) {
 		watched   *unstructured.Unstructured // a watch event after the record
 		wantValue string                     // "" means not cached
 		wantApp   bool
+		// wantEvents counts the notifications of the record and the watch
+		// event after it.
+		wantEvents int
 	}{
 		"a recorded update replaces an older cached copy": {
 			cached: configMap("10", "old"), recorded: configMap("12", "new"), wantValue: "new", wantApp: true},
@@ -31,8 +34,10 @@ func TestRecordKeepsTheLaterVersion(t *testing.T) {
 			cached: configMap("12", "new"), recorded: configMap("10", "old"), wantValue: "new", wantApp: true},
 		"a watch event older than the recorded write is ignored": {
 			cached: configMap("10", "old"), recorded: configMap("12", "new"), watched: configMap("11", "between"), wantValue: "new", wantApp: true},
-		"the watch event of the recorded write itself is stored": {
+		"the watch event of the recorded write itself is no change": {
 			cached: configMap("10", "old"), recorded: configMap("12", "new"), watched: configMap("12", "new"), wantValue: "new", wantApp: true},
+		"a watch event later than the recorded write is stored and heard": {
+			cached: configMap("10", "old"), recorded: configMap("12", "new"), watched: configMap("13", "newer"), wantValue: "newer", wantApp: true, wantEvents: 1},
 		"an object the cache has not seen is left to its watch event": {
 			recorded: configMap("12", "new")},
 	}
@@ -47,6 +52,8 @@ func TestRecordKeepsTheLaterVersion(t *testing.T) {
 			if tc.cached != nil {
 				c.upsert(gvk, tc.cached)
 			}
+			events := 0
+			c.Subscribe(func(Event) { events++ })
 			c.Record(tc.recorded)
 			if tc.watched != nil {
 				c.upsert(gvk, tc.watched)
@@ -58,6 +65,9 @@ func TestRecordKeepsTheLaterVersion(t *testing.T) {
 			}
 			if value != tc.wantValue {
 				t.Errorf("cached value %q, want %q", value, tc.wantValue)
+			}
+			if events != tc.wantEvents {
+				t.Errorf("%d notifications, want %d", events, tc.wantEvents)
 			}
 			if tracked := len(c.AppObjects("shop")) == 1; tracked != tc.wantApp {
 				t.Errorf("indexed under its app: %v, want %v", tracked, tc.wantApp)
