@@ -51,11 +51,8 @@ const (
 	terminationPollInterval = time.Second
 	// Event-driven comparisons wait for an operation in its first
 	// operationCompareGrace, looking again every operationCompareDeferral.
-	operationCompareGrace    = 5 * time.Second
-	operationCompareDeferral = time.Second
-	// settleCompareDelay is when a comparison follows a sync whose result
-	// carried one: the cluster cache has seen the sync's writes by then.
-	settleCompareDelay            = 2 * time.Second
+	operationCompareGrace         = 5 * time.Second
+	operationCompareDeferral      = time.Second
 	eventReasonOperationStarted   = "OperationStarted"
 	eventReasonOperationCompleted = "OperationCompleted"
 	eventReasonHealthChanged      = "ResourceUpdated"

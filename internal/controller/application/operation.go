@@ -310,8 +310,10 @@ func parseDuration(s string) (time.Duration, bool) {
 // After a successful sync (synced carries the engine's result) that write
 // also holds the comparison with the objects as the sync wrote them (the
 // created ones, which the cache records only from their watch events,
-// included), so no second write follows at once to say Synced. A sync that
-// pruned leaves the comparison to the cache's events: deleted objects
+// included), so no second write follows at once to say Synced. What the
+// sync changes after that (created objects appearing, a rollout's status)
+// reaches the app through the cache's watch events, as any live change does.
+// A sync that pruned leaves the comparison to those events: deleted objects
 // linger in the cache until their watch event.
 func (r *Reconciler) finishOperation(ctx context.Context, app *v1alpha1.Application, phase v1alpha1.OperationPhase, message string, result *v1alpha1.SyncOperationResult, synced *syncengine.Result) error {
 	if synced != nil {
@@ -346,7 +348,6 @@ func (r *Reconciler) finishOperation(ctx context.Context, app *v1alpha1.Applicat
 	r.wrote(app)
 	if compared {
 		r.recordHealthChange(app, prevHealth)
-		r.compareLater(app, settleCompareDelay)
 	}
 	if r.Recorder != nil {
 		kind := "Normal"
@@ -357,18 +358,6 @@ func (r *Reconciler) finishOperation(ctx context.Context, app *v1alpha1.Applicat
 	}
 	observeSync(app, phase)
 	return nil
-}
-
-// compareLater queues a comparison of app after delay. A sync's result
-// carries its own comparison, and no comparison follows it at once; this
-// one, once the cluster cache has settled, catches what that comparison
-// could not see yet. It writes nothing when nothing changed.
-func (r *Reconciler) compareLater(app *v1alpha1.Application, delay time.Duration) {
-	if r.liveChanges == nil {
-		return
-	}
-	name := app.Name
-	time.AfterFunc(delay, func() { r.enqueueCompare(name) })
 }
 
 // wrote remembers the resourceVersion of the operation worker's latest
