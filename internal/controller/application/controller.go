@@ -196,10 +196,18 @@ func (specChanged) Update(e event.UpdateEvent) bool {
 		return true
 	}
 	return !equalJSON(oldApp.Spec, newApp.Spec) ||
-		!equalJSON(oldApp.Operation, newApp.Operation) ||
 		oldApp.Annotations[AnnotationRefresh] != newApp.Annotations[AnnotationRefresh] ||
 		!newApp.DeletionTimestamp.Equal(oldApp.DeletionTimestamp) ||
-		phaseOf(oldApp) != phaseOf(newApp) && !comparedSynced(oldApp, newApp)
+		operationEnded(oldApp, newApp) && !comparedSynced(oldApp, newApp)
+}
+
+// operationEnded reports whether an update moves the operation to a phase
+// other than Running: its outcome may need a comparison. Requesting an
+// operation or starting it does not; the comparison would only wait for
+// the result (operationJustStarted).
+func operationEnded(oldApp, newApp *v1alpha1.Application) bool {
+	phase := phaseOf(newApp)
+	return phase != phaseOf(oldApp) && phase != v1alpha1.OperationRunning
 }
 
 // comparedSynced reports whether an update also carries a new comparison

@@ -124,7 +124,8 @@ func TestStatusWriteNeeded(t *testing.T) {
 }
 
 // After an operation's result, a comparison follows only when the result's
-// write did not carry one that found the app Synced.
+// write did not carry one that found the app Synced; requesting or starting
+// an operation triggers none.
 func TestPhaseChangeTriggersComparison(t *testing.T) {
 	at := func(sec int64) *metav1.Time { v := metav1.Unix(sec, 0); return &v }
 	running := func() *v1alpha1.Application {
@@ -134,7 +135,14 @@ func TestPhaseChangeTriggersComparison(t *testing.T) {
 		app.Status.OperationState = &v1alpha1.OperationState{Phase: v1alpha1.OperationRunning}
 		return app
 	}
+	finished := func() *v1alpha1.Application {
+		app := running()
+		app.Status.Sync.Status = v1alpha1.SyncStatusCodeSynced
+		app.Status.OperationState.Phase = v1alpha1.OperationSucceeded
+		return app
+	}
 	cases := map[string]struct {
+		before func() *v1alpha1.Application // the app before the update; running() when nil
 		result func(*v1alpha1.Application)
 		want   bool
 	}{
@@ -155,10 +163,37 @@ func TestPhaseChangeTriggersComparison(t *testing.T) {
 		"a write that changes neither phase nor spec does not": {result: func(a *v1alpha1.Application) {
 			a.Status.ReconciledAt = at(2)
 		}, want: false},
+		"a result that clears the operation and carries a Synced comparison does not": {result: func(a *v1alpha1.Application) {
+			a.Operation = nil
+			a.Status.OperationState.Phase = v1alpha1.OperationSucceeded
+			a.Status.ReconciledAt, a.Status.Sync.Status = at(2), v1alpha1.SyncStatusCodeSynced
+		}, want: false},
+		"a result that clears the operation without a comparison triggers one": {result: func(a *v1alpha1.Application) {
+			a.Operation = nil
+			a.Status.OperationState.Phase = v1alpha1.OperationSucceeded
+		}, want: true},
+		"terminating an operation triggers one": {result: func(a *v1alpha1.Application) {
+			a.Status.OperationState.Phase = v1alpha1.OperationTerminating
+		}, want: true},
+		"requesting the next operation does not": {before: finished, result: func(a *v1alpha1.Application) {
+			a.Operation = &v1alpha1.Operation{Sync: &v1alpha1.SyncOperation{Revision: "b"}}
+		}, want: false},
+		"starting it does not": {before: finished, result: func(a *v1alpha1.Application) {
+			a.Operation = &v1alpha1.Operation{Sync: &v1alpha1.SyncOperation{Revision: "b"}}
+			a.Status.OperationState = &v1alpha1.OperationState{Phase: v1alpha1.OperationRunning}
+		}, want: false},
+		"an auto-sync requested and started in the comparison's write does not": {before: finished, result: func(a *v1alpha1.Application) {
+			a.Operation = &v1alpha1.Operation{Sync: &v1alpha1.SyncOperation{Revision: "b"}}
+			a.Status.OperationState = &v1alpha1.OperationState{Phase: v1alpha1.OperationRunning}
+			a.Status.ReconciledAt, a.Status.Sync.Status = at(2), v1alpha1.SyncStatusCodeOutOfSync
+		}, want: false},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			oldApp := running()
+			if tc.before != nil {
+				oldApp = tc.before()
+			}
 			newApp := oldApp.DeepCopy()
 			tc.result(newApp)
 			if got := (specChanged{}).Update(event.UpdateEvent{ObjectOld: oldApp, ObjectNew: newApp}); got != tc.want {
