@@ -11,10 +11,13 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/storage/filesystem"
 	"github.com/go-git/go-git/v5/storage/memory"
 )
 
@@ -99,7 +102,7 @@ func (r *cachedRepo) open(create bool) (*git.Repository, error) {
 		return r.repo, nil
 	}
 	path := filepath.Join(r.dir, "repo.git")
-	repo, err := git.PlainOpen(path)
+	repo, err := openBare(path)
 	switch {
 	case err == nil:
 	case errors.Is(err, git.ErrRepositoryNotExists) && !create:
@@ -108,7 +111,7 @@ func (r *cachedRepo) open(create bool) (*git.Repository, error) {
 		if err := os.MkdirAll(r.dir, 0o755); err != nil {
 			return nil, fmt.Errorf("create cache directory: %w", err)
 		}
-		if repo, err = git.PlainInit(path, true); err != nil {
+		if repo, err = git.Init(bareStorage(path), nil); err != nil {
 			return nil, fmt.Errorf("init cache repository: %w", err)
 		}
 	default:
@@ -116,6 +119,25 @@ func (r *cachedRepo) open(create bool) (*git.Repository, error) {
 	}
 	r.repo = repo
 	return repo, nil
+}
+
+// objectCacheSize bounds go-git's cache of decoded objects, per
+// repository. An open repository stays open for the life of the process,
+// and go-git's default cache (96 MiB) filled up with the blobs of every
+// checkout: a checkout reads each blob once, so the cache serves only the
+// bases of delta chains.
+const objectCacheSize = 4 * cache.MiByte
+
+// openBare opens the bare repository at path with a bounded object cache.
+func openBare(path string) (*git.Repository, error) {
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		return nil, git.ErrRepositoryNotExists
+	}
+	return git.Open(bareStorage(path), nil)
+}
+
+func bareStorage(path string) *filesystem.Storage {
+	return filesystem.NewStorage(osfs.New(path), cache.NewObjectLRU(objectCacheSize))
 }
 
 // LsRemote lists the remote's references as ref name → SHA, like
