@@ -107,13 +107,23 @@ func TestBlueGreenImageUpdateAutoPromotes(t *testing.T) {
 	if rs := replicaSets(t, c, ro)[newHash]; rs.Annotations[AnnotationRevision] != "2" {
 		t.Errorf("new ReplicaSet revision %q, want 2", rs.Annotations[AnnotationRevision])
 	}
+	// The deadline is written (to the second, as Argo Rollouts does) in the
+	// pass that switches, so it lies between 3 and 4 s after that pass began;
+	// the switch was seen up to a poll later.
+	deadline, err := time.Parse(time.RFC3339, old.Annotations[AnnotationScaleDownDeadline])
+	if err != nil {
+		t.Fatalf("scale-down deadline: %v", err)
+	}
+	if ahead := deadline.Sub(switched); ahead < time.Second || ahead > 4*time.Second {
+		t.Errorf("scale-down deadline %s is %s after the switch was seen, want about the 4 s delay", deadline, ahead)
+	}
 	waitUntil(t, "the old revision to scale down", func() (bool, string) {
 		counts := rsCounts(t, c, ro, first)
+		if strings.HasPrefix(counts, "0/") && time.Now().Before(deadline) {
+			t.Errorf("old revision scaled down at %s, before its deadline %s", time.Now().UTC().Format(time.RFC3339Nano), deadline)
+		}
 		return strings.HasPrefix(counts, "0/"), counts
 	})
-	if elapsed := time.Since(switched); elapsed < 3*time.Second {
-		t.Errorf("old revision scaled down %s after the switch, before its 4 s delay", elapsed)
-	}
 }
 
 // autoPromotionEnabled=false: the new revision is reachable through the
