@@ -3,6 +3,7 @@ package diff
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -21,8 +22,8 @@ func DryRunCompare(ctx context.Context, c client.Client, desired, live *unstruct
 	if desired == nil || live == nil {
 		return Compare(desired, live, opts)
 	}
-	const attempts = 3
-	for range attempts {
+	const attempts = 5
+	for attempt := range attempts {
 		applied, err := dryRunApply(ctx, c, desired, opts.manager())
 		if err != nil {
 			return Result{}, err
@@ -35,7 +36,19 @@ func DryRunCompare(ctx context.Context, c client.Client, desired, live *unstruct
 		if err := c.Get(ctx, client.ObjectKeyFromObject(live), fresh); err != nil {
 			return Result{}, fmt.Errorf("reading %s again: %w", describe(live), err)
 		}
+		// The answer and the fresh copy are of the same stored object: no
+		// second dry run is needed.
+		if applied.GetResourceVersion() == fresh.GetResourceVersion() {
+			return compareWhole(desired, applied, fresh, opts)
+		}
 		live = fresh
+		// A controller rolling the object out writes it many times a
+		// second; a short pause lets the burst pass.
+		select {
+		case <-ctx.Done():
+			return Result{}, ctx.Err()
+		case <-time.After(time.Duration(attempt+1) * 50 * time.Millisecond):
+		}
 	}
 	return Result{}, fmt.Errorf("dry-run applying %s: object kept changing over %d attempts", describe(desired), attempts)
 }
