@@ -9,6 +9,15 @@ COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 LDFLAGS := -X github.com/skiffcd/skiff/internal/version.Version=$(VERSION) \
 	-X github.com/skiffcd/skiff/internal/version.Commit=$(COMMIT)
 
+# Kustomize links Go's plugin package unless told not to; with it the linker
+# keeps every exported symbol and method, and the binary (115 MB instead of
+# 87) costs ~20 MiB more resident memory from its first instruction. Skiff
+# does not load Go plugins. GOFLAGS reaches every go command below, the tests'
+# own builds of cmd/skiff included.
+GO_TAGS := kustomize_disable_go_plugin_support
+GOFLAGS += -tags=$(GO_TAGS)
+export GOFLAGS
+
 BIN := $(CURDIR)/bin
 DEV_TOOLS := hack/tools/dev
 CONTROLLER_GEN := $(BIN)/controller-gen
