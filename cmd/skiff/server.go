@@ -76,6 +76,7 @@ func newServerCommand() *cobra.Command {
 	f.DurationVar(&opts.RefreshPeriod, "app-resync", 180*time.Second, "how often each Application is compared with git (Argo CD's timeout.reconciliation)")
 	f.Float32Var(&opts.KubeAPIQPS, "kube-api-qps", 100, "requests per second each Kubernetes API client (one per resource type) may send")
 	f.IntVar(&opts.KubeAPIBurst, "kube-api-burst", 200, "requests each Kubernetes API client (one per resource type) may send in a burst")
+	f.BoolVar(&opts.KubeAPICompression, "kube-api-compression", false, "ask the Kubernetes API server for gzip-compressed responses (for a distant API server; costs CPU on both sides)")
 	f.IntVar(&opts.CompareWorkers, "status-processors", 10, "Applications compared in parallel")
 	f.IntVar(&opts.OperationWorkers, "operation-processors", 10, "sync operations run in parallel")
 	// Most of the heap is the watch caches, which live long; collecting at

@@ -62,6 +62,8 @@ type Options struct {
 	// KubeAPIQPS and KubeAPIBurst limit each API client (0: 100 and 200).
 	KubeAPIQPS   float32
 	KubeAPIBurst int
+	// KubeAPICompression asks the API server for gzip-compressed responses.
+	KubeAPICompression bool
 	// CompareWorkers and OperationWorkers size the Application work queues.
 	CompareWorkers, OperationWorkers int
 	// API configures the API server (JSON API, login, webhooks); an empty
@@ -82,7 +84,7 @@ func NewScheme() (*runtime.Scheme, error) {
 
 // Run starts the manager and blocks until ctx ends.
 func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
-	cfg = withClientRateLimits(cfg, opts.KubeAPIQPS, opts.KubeAPIBurst)
+	cfg = clientConfig(cfg, opts)
 	if opts.InstallCRDs {
 		if err := crds.Install(ctx, cfg, time.Minute); err != nil {
 			return fmt.Errorf("installing CRDs: %w", err)
@@ -155,17 +157,22 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 	return nil
 }
 
-// withClientRateLimits sets the client-side rate limits of Skiff's API
-// clients. client-go's defaults (5 QPS, burst 10) throttle a controller that
-// writes status for hundreds of apps. The limit holds per REST client, and
-// controller-runtime keeps one per resource type, so Application writes
-// share one: at Argo CD's 50 QPS, burst 100, the three writes of each
-// auto-sync capped a refresh of 200 apps at ~10 s (bench/apps/README.md).
-// Unset limits are twice Argo CD's (100 QPS, burst 200), which the benchmark
-// found as fast as 200/400; the API server's priority and fairness still
-// protects it from one busy client.
-func withClientRateLimits(cfg *rest.Config, qps float32, burst int) *rest.Config {
+// clientConfig sets the rate limits and compression of Skiff's API
+// clients. client-go's default limits (5 QPS, burst 10) throttle a
+// controller that writes status for hundreds of apps. The limit holds per
+// REST client, and controller-runtime keeps one per resource type, so
+// Application writes share one: at Argo CD's 50 QPS, burst 100, the three
+// writes of each auto-sync capped a refresh of 200 apps at ~10 s
+// (bench/apps/README.md). Unset limits are twice Argo CD's (100 QPS, burst
+// 200), which the benchmark found as fast as 200/400; the API server's
+// priority and fairness still protects it from one busy client.
+//
+// Compression is off unless asked for: Skiff usually runs next to its API
+// server, where gzip costs CPU on both sides and saves nothing, and every
+// open watch (one per kind) would hold a decompressor's window.
+func clientConfig(cfg *rest.Config, opts Options) *rest.Config {
 	cfg = rest.CopyConfig(cfg)
+	qps, burst := opts.KubeAPIQPS, opts.KubeAPIBurst
 	if qps == 0 {
 		qps = 100
 	}
@@ -173,6 +180,7 @@ func withClientRateLimits(cfg *rest.Config, qps float32, burst int) *rest.Config
 		burst = 200
 	}
 	cfg.QPS, cfg.Burst = qps, burst
+	cfg.DisableCompression = !opts.KubeAPICompression
 	return cfg
 }
 
