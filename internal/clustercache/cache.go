@@ -24,11 +24,12 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 
@@ -84,7 +85,6 @@ type Cache struct {
 	opts      Options
 	dynamic   dynamic.Interface
 	discovery discovery.DiscoveryInterface
-	factory   dynamicinformer.DynamicSharedInformerFactory
 	excluded  map[schema.GroupKind]bool
 
 	mu          sync.RWMutex
@@ -117,7 +117,6 @@ func New(cfg *rest.Config, opts Options) (*Cache, error) {
 	}
 	return &Cache{
 		opts: opts, dynamic: dyn, discovery: disc, excluded: excluded,
-		factory:    dynamicinformer.NewDynamicSharedInformerFactory(dyn, opts.Resync),
 		objects:    map[ResourceKey]*unstructured.Unstructured{},
 		byApp:      map[string]map[ResourceKey]bool{},
 		children:   map[types.UID]map[ResourceKey]bool{},
@@ -190,23 +189,38 @@ func (c *Cache) discover(ctx context.Context) error {
 			if known {
 				continue
 			}
-			// The factory starts the informer below; its transform must be
-			// set before that, once (a kind is watched only once).
-			informer := c.factory.ForResource(gvr).Informer()
-			if err := informer.SetTransform(transform(gvk, c.opts.Tracking)); err != nil {
-				return fmt.Errorf("watching %s: %w", gvr, err)
-			}
-			if _, err := informer.AddEventHandler(c.handler(gvk)); err != nil {
-				return fmt.Errorf("watching %s: %w", gvr, err)
-			}
-			started = append(started, informer.HasSynced)
+			started = append(started, c.watch(ctx, gvr, gvk))
 		}
 	}
-	c.factory.Start(ctx.Done())
 	if !cache.WaitForCacheSync(ctx.Done(), started...) {
 		return fmt.Errorf("waiting for the cluster cache to sync: %w", ctx.Err())
 	}
 	return nil
+}
+
+// watch starts an informer of gvr and returns its HasSynced. It is a plain
+// informer, not a shared one: the cache is its only reader, and a shared
+// informer would add a listener (a buffer and two goroutines) per kind
+// between the watch and the handler.
+func (c *Cache) watch(ctx context.Context, gvr schema.GroupVersionResource, gvk schema.GroupVersionKind) cache.InformerSynced {
+	resource := c.dynamic.Resource(gvr)
+	lw := cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+			return resource.List(ctx, opts)
+		},
+		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+			return resource.Watch(ctx, opts)
+		},
+	}, c.dynamic)
+	_, informer := cache.NewInformerWithOptions(cache.InformerOptions{
+		ListerWatcher: lw,
+		ObjectType:    &unstructured.Unstructured{},
+		Handler:       c.handler(gvk),
+		ResyncPeriod:  c.opts.Resync,
+		Transform:     transform(gvk, c.opts.Tracking),
+	})
+	go informer.RunWithContext(ctx)
+	return informer.HasSynced
 }
 
 func hasVerbs(verbs []string, want ...string) bool {
