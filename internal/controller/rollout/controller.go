@@ -19,12 +19,16 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
 	"github.com/skiffcd/skiff/internal/rollout"
@@ -55,10 +59,12 @@ type Notifier interface {
 
 // Reconciler runs Rollouts in every namespace.
 type Reconciler struct {
-	// Client reads Rollouts, ReplicaSets and Services (cached) and writes them.
+	// Client reads Rollouts and Services (cached) and writes them and
+	// ReplicaSets.
 	Client client.Client
-	// APIReader lists pods on demand for restartAt, so no cluster-wide pod
-	// informer is needed.
+	// APIReader lists pods on demand for restartAt and reads the Deployment
+	// of a workloadRef, so that no informer holds every Pod and Deployment
+	// of the cluster.
 	APIReader client.Reader
 	// Recorder records an Event for each step, switch, abort and promotion;
 	// nil records none.
@@ -70,6 +76,9 @@ type Reconciler struct {
 	Now func() time.Time
 	// Workers sizes the work queue; default 10.
 	Workers int
+
+	// replicaSets reads the cache of the ReplicaSets Rollouts made.
+	replicaSets client.Reader
 }
 
 func (r *Reconciler) now() time.Time {
@@ -82,17 +91,43 @@ func (r *Reconciler) now() time.Time {
 // SetupWithManager registers the controller. Status patches of the plugin
 // (abort, promote) do not bump the generation, so every change of a Rollout
 // is reconciled; a pass that changes nothing writes nothing.
+//
+// ReplicaSets come from a cache of their own that holds only those carrying
+// the pod-template-hash label Rollouts give theirs: the manager's would hold
+// every Deployment's ReplicaSets in full, with all their status updates.
+// Deployments are watched by metadata only, to wake the Rollouts whose
+// workloadRef names them; the pass reads the one it needs from the API.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.Workers == 0 {
 		r.Workers = 10
 	}
-	err := ctrl.NewControllerManagedBy(mgr).
+	rolloutMade, err := labels.NewRequirement(rollout.PodTemplateHashLabel, selection.Exists, nil)
+	if err != nil {
+		return fmt.Errorf("setting up the Rollout controller: %w", err)
+	}
+	replicaSets, err := cache.New(mgr.GetConfig(), cache.Options{
+		Scheme:           mgr.GetScheme(),
+		Mapper:           mgr.GetRESTMapper(),
+		DefaultTransform: cache.TransformStripManagedFields(),
+		ByObject: map[client.Object]cache.ByObject{
+			&appsv1.ReplicaSet{}: {Label: labels.NewSelector().Add(*rolloutMade)},
+		},
+	})
+	if err != nil {
+		return fmt.Errorf("setting up the Rollout controller's ReplicaSet cache: %w", err)
+	}
+	if err := mgr.Add(replicaSets); err != nil {
+		return fmt.Errorf("setting up the Rollout controller's ReplicaSet cache: %w", err)
+	}
+	r.replicaSets = replicaSets
+	err = ctrl.NewControllerManagedBy(mgr).
 		Named("rollout").
 		For(&v1alpha1.Rollout{}).
-		Owns(&appsv1.ReplicaSet{}).
+		WatchesRawSource(source.Kind(replicaSets, &appsv1.ReplicaSet{},
+			handler.TypedEnqueueRequestForOwner[*appsv1.ReplicaSet](mgr.GetScheme(), mgr.GetRESTMapper(), &v1alpha1.Rollout{}, handler.OnlyControllerOwner()))).
 		Owns(&v1alpha1.AnalysisRun{}).
 		Watches(&corev1.Service{}, handler.EnqueueRequestsFromMapFunc(r.rolloutsOfService)).
-		Watches(&appsv1.Deployment{}, handler.EnqueueRequestsFromMapFunc(r.rolloutsOfDeployment)).
+		WatchesMetadata(&appsv1.Deployment{}, handler.EnqueueRequestsFromMapFunc(r.rolloutsOfDeployment)).
 		Watches(&v1alpha1.AnalysisTemplate{}, handler.EnqueueRequestsFromMapFunc(r.rolloutsOfTemplate)).
 		Watches(&v1alpha1.ClusterAnalysisTemplate{}, handler.EnqueueRequestsFromMapFunc(r.rolloutsOfTemplate)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.Workers}).

@@ -51,7 +51,7 @@ func (p *pass) resolveWorkload(ctx context.Context) (string, error) {
 	}
 	ref := p.ro.Spec.WorkloadRef
 	dep := &appsv1.Deployment{}
-	err := p.r.Client.Get(ctx, client.ObjectKey{Namespace: p.ro.Namespace, Name: ref.Name}, dep)
+	err := p.r.APIReader.Get(ctx, client.ObjectKey{Namespace: p.ro.Namespace, Name: ref.Name}, dep)
 	if apierrors.IsNotFound(err) {
 		return fmt.Sprintf("spec.workloadRef.name: Invalid value: %q: Deployment %q not found", ref.Name, ref.Name), nil
 	}
