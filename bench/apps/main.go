@@ -397,11 +397,12 @@ func runN(n int, bin, tmp string) (res result, err error) {
 			return res, err
 		}
 		r := triggeredRound{took: time.Since(start)}
-		r.cpu, _ = proc.phase()
+		var rss float64
+		r.cpu, rss = proc.phase()
 		r.apiserverCPU = apiserver.phase()
 		rounds = append(rounds, r)
-		fmt.Printf("commit %s + %s, round %d: all synced in %s, %.2f CPU-s; kube-apiserver %.1f CPU-s\n",
-			sha[:8], *trigger, round, r.took.Round(time.Millisecond), r.cpu, r.apiserverCPU)
+		fmt.Printf("commit %s + %s, round %d: all synced in %s, %.2f CPU-s, peak RSS %.1f MiB; kube-apiserver %.1f CPU-s\n",
+			sha[:8], *trigger, round, r.took.Round(time.Millisecond), r.cpu, rss, r.apiserverCPU)
 	}
 	if len(rounds) > 1 {
 		m := medianRound(rounds)
