@@ -33,6 +33,7 @@ import (
 	rolloutcontroller "github.com/skiffcd/skiff/internal/controller/rollout"
 	"github.com/skiffcd/skiff/internal/crds"
 	"github.com/skiffcd/skiff/internal/health"
+	"github.com/skiffcd/skiff/internal/kubeclient"
 	"github.com/skiffcd/skiff/internal/reposerver"
 	"github.com/skiffcd/skiff/internal/server"
 	"github.com/skiffcd/skiff/internal/source"
@@ -241,13 +242,14 @@ func addApplicationController(mgr ctrl.Manager, cfg *rest.Config, opts Options, 
 	if err != nil {
 		return nil, fmt.Errorf("building the sync client: %w", err)
 	}
+	// Comparisons and syncs ask every object's scope; see kubeclient.
 	r := &application.Reconciler{
-		Client:    mgr.GetClient(),
+		Client:    kubeclient.NewScopeMemo(mgr.GetClient()),
 		APIReader: mgr.GetAPIReader(),
 		Namespace: opts.Namespace,
 		Repo:      repo,
 		Cache:     live,
-		Engine: &syncengine.Engine{Client: direct, Health: func(u *unstructured.Unstructured) (v1alpha1.HealthStatusCode, string) {
+		Engine: &syncengine.Engine{Client: kubeclient.NewScopeMemo(direct), Health: func(u *unstructured.Unstructured) (v1alpha1.HealthStatusCode, string) {
 			res := health.Assess(u)
 			return res.Status, res.Message
 		}},
