@@ -32,6 +32,7 @@ import (
 	"github.com/skiffcd/skiff/internal/controller/notification"
 	rolloutcontroller "github.com/skiffcd/skiff/internal/controller/rollout"
 	"github.com/skiffcd/skiff/internal/crds"
+	"github.com/skiffcd/skiff/internal/eventrecorder"
 	"github.com/skiffcd/skiff/internal/health"
 	"github.com/skiffcd/skiff/internal/kubeclient"
 	"github.com/skiffcd/skiff/internal/reposerver"
@@ -118,7 +119,11 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 	if err != nil {
 		return err
 	}
-	apps, err := addApplicationController(mgr, cfg, opts, config)
+	events := eventrecorder.NewSink(mgr.GetClient(), mgr.GetScheme())
+	if err := mgr.Add(events); err != nil {
+		return err
+	}
+	apps, err := addApplicationController(mgr, cfg, opts, config, events)
 	if err != nil {
 		return err
 	}
@@ -126,7 +131,7 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 		return err
 	}
 	notifications := &notification.Reconciler{Client: mgr.GetClient(), Namespace: opts.Namespace,
-		Recorder: mgr.GetEventRecorder("skiff-notification-controller")}
+		Recorder: events.Recorder("skiff-notification-controller")}
 	if err := notifications.SetupWithManager(mgr); err != nil {
 		return err
 	}
@@ -137,12 +142,12 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 	// Rollouts in every namespace, as Argo Rollouts watches them; Events
 	// carry Argo's source name so existing dashboards keep matching.
 	rolloutNotifier := &notification.RolloutNotifier{Namespace: opts.Namespace,
-		Recorder: mgr.GetEventRecorder("skiff-notification-controller")}
+		Recorder: events.Recorder("skiff-notification-controller")}
 	if err := rolloutNotifier.SetupWithManager(mgr); err != nil {
 		return err
 	}
 	rollouts := &rolloutcontroller.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(),
-		Recorder: mgr.GetEventRecorder("rollouts-controller"), Notifier: rolloutNotifier}
+		Recorder: events.Recorder("rollouts-controller"), Notifier: rolloutNotifier}
 	if err := rollouts.SetupWithManager(mgr); err != nil {
 		return err
 	}
@@ -211,7 +216,7 @@ func addConfigCache(mgr ctrl.Manager, namespace string) (cache.Cache, error) {
 
 // addApplicationController wires the repo server, the cluster cache and the
 // sync engine into the Application controller.
-func addApplicationController(mgr ctrl.Manager, cfg *rest.Config, opts Options, config client.Reader) (*application.Reconciler, error) {
+func addApplicationController(mgr ctrl.Manager, cfg *rest.Config, opts Options, config client.Reader, events *eventrecorder.Sink) (*application.Reconciler, error) {
 	cacheDir := opts.CacheDir
 	if cacheDir == "" {
 		dir, err := os.UserCacheDir()
@@ -253,7 +258,7 @@ func addApplicationController(mgr ctrl.Manager, cfg *rest.Config, opts Options, 
 			res := health.Assess(u)
 			return res.Status, res.Message
 		}},
-		Recorder:         mgr.GetEventRecorder("skiff-application-controller"),
+		Recorder:         events.Recorder("skiff-application-controller"),
 		RefreshPeriod:    opts.RefreshPeriod,
 		CompareWorkers:   opts.CompareWorkers,
 		OperationWorkers: opts.OperationWorkers,

@@ -1,0 +1,14 @@
+package eventrecorder
+
+import (
+	"os"
+	"testing"
+
+	"github.com/skiffcd/skiff/internal/testcluster"
+)
+
+var cluster *testcluster.Cluster
+
+func TestMain(m *testing.M) {
+	os.Exit(testcluster.RunMain(m, func(c *testcluster.Cluster) { cluster = c }))
+}
