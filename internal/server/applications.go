@@ -119,12 +119,7 @@ func (s *Server) handleGetApplication(w http.ResponseWriter, r *http.Request, c 
 		return
 	}
 	if refresh != "" {
-		patch := client.MergeFrom(app.DeepCopy())
-		if app.Annotations == nil {
-			app.Annotations = map[string]string{}
-		}
-		app.Annotations[AnnotationRefresh] = refresh
-		if err := s.Client.Patch(r.Context(), app, patch); err != nil {
+		if err := s.Client.Patch(r.Context(), app, refreshPatch(refresh)); err != nil {
 			s.internalError(w, err)
 			return
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
@@ -34,13 +35,20 @@ func (a *AnnotationRefresher) RefreshApps(ctx context.Context, repoURL string, a
 	for _, name := range apps {
 		app := &v1alpha1.Application{}
 		app.Namespace, app.Name = a.Namespace, name
-		patch := client.RawPatch("application/merge-patch+json",
-			[]byte(`{"metadata":{"annotations":{"`+AnnotationRefresh+`":"normal"}}}`))
-		if err := a.Client.Patch(ctx, app, patch); client.IgnoreNotFound(err) != nil {
+		if err := a.Client.Patch(ctx, app, refreshPatch("normal")); client.IgnoreNotFound(err) != nil {
 			return fmt.Errorf("refreshing application %s: %w", name, err)
 		}
 	}
 	return nil
+}
+
+// refreshPatch sets the refresh annotation to mode whatever the copy at
+// hand says: a patch computed against a cached copy that still shows an
+// earlier refresh's annotation (which the controller has since removed)
+// would be empty, and no refresh would happen.
+func refreshPatch(mode string) client.Patch {
+	return client.RawPatch(types.MergePatchType,
+		[]byte(`{"metadata":{"annotations":{"`+AnnotationRefresh+`":"`+mode+`"}}}`))
 }
 
 // refreshFor finds the apps a push touched and asks the Refresher to
