@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/yaml"
 
@@ -45,7 +46,7 @@ func Load() ([]*apiextensionsv1.CustomResourceDefinition, error) {
 }
 
 // Install applies every embedded CRD with server-side apply and waits up to
-// timeout for each to be Established.
+// timeout for each to be served (WaitServed).
 func Install(ctx context.Context, cfg *rest.Config, timeout time.Duration) error {
 	defs, err := Load()
 	if err != nil {
@@ -68,22 +69,62 @@ func Install(ctx context.Context, cfg *rest.Config, timeout time.Duration) error
 			return fmt.Errorf("applying CRD %s: %w", def.Name, err)
 		}
 	}
+	return WaitServed(ctx, cfg, defs, timeout)
+}
+
+// WaitServed waits up to timeout for each CRD to be Established and for
+// discovery to list each of its served versions: a client's REST mapper
+// reads discovery, and an Established CRD can still be missing there for a
+// moment, so a create right after would fail with "no matches for kind".
+func WaitServed(ctx context.Context, cfg *rest.Config, defs []*apiextensionsv1.CustomResourceDefinition, timeout time.Duration) error {
+	client, err := apiextensionsclient.NewForConfig(cfg)
+	if err != nil {
+		return fmt.Errorf("building apiextensions client: %w", err)
+	}
+	disc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return fmt.Errorf("building discovery client: %w", err)
+	}
+	crdClient := client.ApiextensionsV1().CustomResourceDefinitions()
 	for _, def := range defs {
 		err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
 			got, err := crdClient.Get(ctx, def.Name, metav1.GetOptions{})
-			if err != nil {
+			if err != nil || !established(got) {
 				return false, nil
 			}
-			for _, c := range got.Status.Conditions {
-				if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
-					return true, nil
+			for _, v := range got.Spec.Versions {
+				if v.Served && !discovered(disc, got.Spec.Group+"/"+v.Name, got.Spec.Names.Plural) {
+					return false, nil
 				}
 			}
-			return false, nil
+			return true, nil
 		})
 		if err != nil {
-			return fmt.Errorf("waiting for CRD %s to be established: %w", def.Name, err)
+			return fmt.Errorf("waiting for CRD %s to be served: %w", def.Name, err)
 		}
 	}
 	return nil
+}
+
+func established(crd *apiextensionsv1.CustomResourceDefinition) bool {
+	for _, c := range crd.Status.Conditions {
+		if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
+			return true
+		}
+	}
+	return false
+}
+
+// discovered reports whether discovery lists resource in groupVersion.
+func discovered(disc discovery.DiscoveryInterface, groupVersion, resource string) bool {
+	list, err := disc.ServerResourcesForGroupVersion(groupVersion)
+	if err != nil {
+		return false
+	}
+	for _, r := range list.APIResources {
+		if r.Name == resource {
+			return true
+		}
+	}
+	return false
 }

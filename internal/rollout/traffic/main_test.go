@@ -12,7 +12,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/wait"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
@@ -58,18 +57,7 @@ func installHTTPRouteCRD(ctx context.Context) error {
 	if _, err := crdClient.Create(ctx, &crd, metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("creating the HTTPRoute CRD: %w", err)
 	}
-	return wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-		got, err := crdClient.Get(ctx, crd.Name, metav1.GetOptions{})
-		if err != nil {
-			return false, nil
-		}
-		for _, c := range got.Status.Conditions {
-			if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
-				return true, nil
-			}
-		}
-		return false, nil
-	})
+	return crds.WaitServed(ctx, cluster.Config, []*apiextensionsv1.CustomResourceDefinition{&crd}, time.Minute)
 }
 
 func newClient(t *testing.T) client.Client {
