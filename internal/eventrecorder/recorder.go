@@ -1,15 +1,18 @@
-// Package eventrecorder writes Kubernetes Events (events.k8s.io/v1) the way
-// Argo CD writes its own: each call is one Event, created in the background,
-// and nothing is kept once it is written. client-go's broadcaster keeps every
-// Event it wrote for six minutes, to fold repeats into a series; with
-// hundreds of apps syncing, whose events name the revision and so never
-// repeat, that cache grew with every commit.
+// Package eventrecorder writes Kubernetes Events (events.k8s.io/v1) for
+// Skiff's controllers, in the background. A repeat of an Event (same
+// object, type, reason, action and note) within ten minutes is folded into
+// the first one's series, written at most once per ten minutes, as client-go's
+// broadcaster does; unlike it, what is remembered per Event is a key and
+// a count, not the Event: the broadcaster kept every Event it wrote for six
+// minutes, and with hundreds of apps syncing, whose completion events name
+// the revision and so never repeat, that cache grew with every commit.
 package eventrecorder
 
 import (
 	"context"
 	"fmt"
 	"os"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -25,63 +28,134 @@ import (
 )
 
 const (
-	// queueSize bounds the Events waiting to be written; beyond it new ones
-	// are dropped, as client-go's broadcaster drops them.
+	// queueSize bounds the writes waiting; beyond it new Events are
+	// dropped, as client-go's broadcaster drops them.
 	queueSize = 1000
-	// writers write Events concurrently, so a burst (every app syncing
-	// after one commit) is not written one round trip at a time.
+	// writers write concurrently, so a burst (every app syncing after one
+	// commit) is not written one round trip at a time.
 	writers = 4
 	// maxNoteBytes is the API's limit on an Event's note.
 	maxNoteBytes = 1024
+	// seriesWindow is how long a written Event takes repeats into its
+	// series, and how often a grown series is written.
+	seriesWindow = 10 * time.Minute
+	// maxSeries bounds the Events remembered for folding; beyond it a
+	// repeat is written as a new Event.
+	maxSeries = 8192
 )
 
 // Sink writes the Events its recorders are given. Start runs it.
 type Sink struct {
 	client client.Client
 	scheme *runtime.Scheme
-	queue  chan *eventsv1.Event
-	now    func() time.Time
+	queue  chan write
+	// Now is the clock; NewSink sets time.Now.
+	Now func() time.Time
+
+	mu     sync.Mutex
+	series map[seriesKey]*series
+}
+
+// write is one request: a new Event, or a series update of a written one.
+type write struct {
+	event *eventsv1.Event
+	patch client.Patch
+}
+
+type seriesKey struct {
+	uid                                     string
+	eventtype, reason, action, note, source string
+}
+
+type series struct {
+	name, namespace string
+	count           int32
+	last            time.Time
+	written         time.Time // when the Event or its series was last written
 }
 
 // NewSink returns a Sink that writes Events with c; scheme resolves the
 // kinds of the objects events are about.
 func NewSink(c client.Client, scheme *runtime.Scheme) *Sink {
-	return &Sink{client: c, scheme: scheme, queue: make(chan *eventsv1.Event, queueSize), now: time.Now}
+	return &Sink{client: c, scheme: scheme, queue: make(chan write, queueSize), Now: time.Now,
+		series: map[seriesKey]*series{}}
 }
 
-// Start writes queued Events until ctx ends; those still queued then are
-// dropped. It is a manager.Runnable.
+// Start writes queued Events, and grown series every seriesWindow, until
+// ctx ends; what is queued then is dropped. It is a manager.Runnable.
 func (s *Sink) Start(ctx context.Context) error {
-	done := make(chan struct{})
+	var wg sync.WaitGroup
 	for range writers {
-		go func() {
-			defer func() { done <- struct{}{} }()
+		wg.Go(func() {
 			for {
 				select {
 				case <-ctx.Done():
 					return
-				case ev := <-s.queue:
-					s.write(ctx, ev)
+				case w := <-s.queue:
+					s.write(ctx, w)
 				}
 			}
-		}()
+		})
 	}
-	for range writers {
-		<-done
+	tick := time.NewTicker(seriesWindow)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			wg.Wait()
+			return nil
+		case <-tick.C:
+			s.flushSeries()
+		}
 	}
-	return nil
 }
 
 // NeedLeaderElection is false: a standby replica's controllers record
 // nothing, and the leader's Events must not wait for an election.
 func (s *Sink) NeedLeaderElection() bool { return false }
 
-func (s *Sink) write(ctx context.Context, ev *eventsv1.Event) {
-	err := s.client.Create(ctx, ev)
+func (s *Sink) write(ctx context.Context, w write) {
+	var err error
+	if w.patch != nil {
+		err = s.client.Patch(ctx, w.event, w.patch)
+	} else {
+		err = s.client.Create(ctx, w.event)
+	}
 	if err != nil && !apierrors.IsAlreadyExists(err) && ctx.Err() == nil {
 		// An Event is best effort: the caller has moved on.
-		logf.FromContext(ctx).Info("could not write Event", "reason", ev.Reason, "regarding", ev.Regarding.Name, "error", err.Error())
+		logf.FromContext(ctx).Info("could not write Event", "reason", w.event.Reason, "name", w.event.Name, "error", err.Error())
 	}
+}
+
+func (s *Sink) enqueue(w write) {
+	select {
+	case s.queue <- w:
+	default:
+	}
+}
+
+// flushSeries writes the series that grew since they were last written and
+// forgets those that did not repeat within seriesWindow.
+func (s *Sink) flushSeries() {
+	now := s.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for key, sr := range s.series {
+		switch {
+		case sr.last.After(sr.written):
+			s.enqueue(seriesUpdate(sr))
+			sr.written = now
+		case now.Sub(sr.last) >= seriesWindow:
+			delete(s.series, key)
+		}
+	}
+}
+
+func seriesUpdate(sr *series) write {
+	ev := &eventsv1.Event{ObjectMeta: metav1.ObjectMeta{Name: sr.name, Namespace: sr.namespace}}
+	patch := fmt.Sprintf(`{"series":{"count":%d,"lastObservedTime":%q}}`,
+		sr.count, sr.last.UTC().Format("2006-01-02T15:04:05.000000Z07:00"))
+	return write{event: ev, patch: client.RawPatch("application/merge-patch+json", []byte(patch))}
 }
 
 // Recorder returns an EventRecorder whose Events name controller as their
@@ -102,8 +176,8 @@ type recorder struct {
 	controller, instance string
 }
 
-// Eventf queues an Event about regarding. It never blocks: when the queue
-// is full the Event is dropped.
+// Eventf records an Event about regarding. It never blocks: when the
+// queue is full the Event is dropped.
 func (r *recorder) Eventf(regarding, related runtime.Object, eventtype, reason, action, note string, args ...any) {
 	if eventtype != corev1.EventTypeNormal && eventtype != corev1.EventTypeWarning {
 		return
@@ -116,16 +190,19 @@ func (r *recorder) Eventf(regarding, related runtime.Object, eventtype, reason, 
 	if related != nil {
 		relatedRef, _ = reference.GetReference(r.sink.scheme, related)
 	}
-	now := r.sink.now()
+	now := r.sink.Now()
 	namespace := ref.Namespace
 	if namespace == "" {
 		namespace = metav1.NamespaceDefault
 	}
-	ev := &eventsv1.Event{
-		ObjectMeta: metav1.ObjectMeta{
-			Name:      fmt.Sprintf("%s.%x", ref.Name, now.UnixNano()),
-			Namespace: namespace,
-		},
+	note = truncate(fmt.Sprintf(note, args...), maxNoteBytes)
+	name := fmt.Sprintf("%s.%x", ref.Name, now.UnixNano())
+	if !r.sink.remember(seriesKey{uid: string(ref.UID) + "/" + ref.Kind + "/" + ref.Namespace + "/" + ref.Name,
+		eventtype: eventtype, reason: reason, action: action, note: note, source: r.controller}, name, namespace, now) {
+		return
+	}
+	r.sink.enqueue(write{event: &eventsv1.Event{
+		ObjectMeta:          metav1.ObjectMeta{Name: name, Namespace: namespace},
 		EventTime:           metav1.NewMicroTime(now),
 		ReportingController: r.controller,
 		ReportingInstance:   r.instance,
@@ -133,13 +210,25 @@ func (r *recorder) Eventf(regarding, related runtime.Object, eventtype, reason, 
 		Reason:              reason,
 		Regarding:           *ref,
 		Related:             relatedRef,
-		Note:                truncate(fmt.Sprintf(note, args...), maxNoteBytes),
+		Note:                note,
 		Type:                eventtype,
+	}})
+}
+
+// remember records an Event under key and reports whether it is new (to be
+// written): a repeat within seriesWindow of the last write only counts.
+func (s *Sink) remember(key seriesKey, name, namespace string, now time.Time) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if sr, ok := s.series[key]; ok && now.Sub(sr.last) < seriesWindow {
+		sr.count++
+		sr.last = now
+		return false
 	}
-	select {
-	case r.sink.queue <- ev:
-	default:
+	if len(s.series) < maxSeries {
+		s.series[key] = &series{name: name, namespace: namespace, count: 1, last: now, written: now}
 	}
+	return true
 }
 
 // truncate cuts s to at most n bytes on a rune boundary, marking the cut.

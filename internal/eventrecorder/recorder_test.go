@@ -13,10 +13,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// Each call writes one Event with what `kubectl get events` and Argo CD's
-// UI read: the object, reason, action, note, type and reporting controller.
-// A repeated call is a second Event, not a series kept in memory.
-func TestEventsAreWrittenOneByOne(t *testing.T) {
+// An Event carries what `kubectl get events` and Argo CD's UI read: the
+// object, reason, action, note, type and reporting controller. A repeat
+// within the series window is folded into the first Event's series
+// (written by the periodic flush); one after it is a new Event.
+func TestEventsAreWrittenAndRepeatsFolded(t *testing.T) {
 	ns := cluster.Namespace(t)
 	c, err := client.New(cluster.Config, client.Options{Scheme: clientgoscheme.Scheme})
 	if err != nil {
@@ -27,33 +28,31 @@ func TestEventsAreWrittenOneByOne(t *testing.T) {
 		t.Fatal(err)
 	}
 	sink := NewSink(c, clientgoscheme.Scheme)
+	clock := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
+	sink.Now = func() time.Time { return clock }
 	ctx, cancel := context.WithCancel(context.Background())
 	stopped := make(chan struct{})
 	go func() { _ = sink.Start(ctx); close(stopped) }()
 	t.Cleanup(func() { cancel(); <-stopped })
 
 	rec := sink.Recorder("skiff-application-controller")
-	rec.Eventf(cm, nil, corev1.EventTypeNormal, "OperationStarted", "Sync", "Initiated sync to %s", "HEAD")
-	rec.Eventf(cm, nil, corev1.EventTypeNormal, "OperationStarted", "Sync", "Initiated sync to %s", "HEAD")
+	started := func() {
+		rec.Eventf(cm, nil, corev1.EventTypeNormal, "OperationStarted", "Sync", "Initiated sync to %s", "HEAD")
+	}
+	started()
+	clock = clock.Add(time.Minute)
+	started()
 	rec.Eventf(cm, nil, corev1.EventTypeWarning, "OperationCompleted", "Sync", "%s", strings.Repeat("é", 700))
 	rec.Eventf(cm, nil, "Bogus", "Ignored", "Sync", "an unknown type is not written")
+	list := waitEvents(t, c, ns, 2)
+	clock = clock.Add(time.Minute)
+	sink.flushSeries()
+	clock = clock.Add(seriesWindow)
+	started() // after the window: a new Event
+	list = waitEvents(t, c, ns, 3)
 
-	var list eventsv1.EventList
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		if err := c.List(context.Background(), &list, client.InNamespace(ns)); err != nil {
-			t.Fatal(err)
-		}
-		if len(list.Items) >= 3 || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	if len(list.Items) != 3 {
-		t.Fatalf("%d Events written, want 3: %+v", len(list.Items), list.Items)
-	}
-	started := 0
-	for _, ev := range list.Items {
+	var startedEvents []eventsv1.Event
+	for _, ev := range list {
 		if ev.Regarding.Kind != "ConfigMap" || ev.Regarding.Name != "guestbook" || ev.Regarding.UID != cm.UID {
 			t.Errorf("Event %s regards %+v, want the ConfigMap", ev.Name, ev.Regarding)
 		}
@@ -62,7 +61,7 @@ func TestEventsAreWrittenOneByOne(t *testing.T) {
 		}
 		switch ev.Reason {
 		case "OperationStarted":
-			started++
+			startedEvents = append(startedEvents, ev)
 			if ev.Note != "Initiated sync to HEAD" || ev.Type != corev1.EventTypeNormal || ev.Action != "Sync" {
 				t.Errorf("OperationStarted Event: note %q type %q action %q", ev.Note, ev.Type, ev.Action)
 			}
@@ -74,7 +73,48 @@ func TestEventsAreWrittenOneByOne(t *testing.T) {
 			t.Errorf("unexpected Event reason %q", ev.Reason)
 		}
 	}
-	if started != 2 {
-		t.Errorf("%d OperationStarted Events, want 2 (one per call)", started)
+	if len(startedEvents) != 2 {
+		t.Fatalf("%d OperationStarted Events, want 2 (a repeat, then one after the window)", len(startedEvents))
 	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var first eventsv1.Event
+		if err := c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: olderOf(startedEvents).Name}, &first); err != nil {
+			t.Fatal(err)
+		}
+		if first.Series != nil && first.Series.Count == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the first OperationStarted Event's series = %+v, want count 2", first.Series)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func olderOf(evs []eventsv1.Event) eventsv1.Event {
+	if evs[1].EventTime.Before(&evs[0].EventTime) {
+		return evs[1]
+	}
+	return evs[0]
+}
+
+// waitEvents waits until ns has want Events and returns them.
+func waitEvents(t *testing.T, c client.Client, ns string, want int) []eventsv1.Event {
+	t.Helper()
+	var list eventsv1.EventList
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if err := c.List(context.Background(), &list, client.InNamespace(ns)); err != nil {
+			t.Fatal(err)
+		}
+		if len(list.Items) >= want || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if len(list.Items) != want {
+		t.Fatalf("%d Events written, want %d: %+v", len(list.Items), want, list.Items)
+	}
+	return list.Items
 }
