@@ -44,12 +44,12 @@ func TestEventsAreWrittenAndRepeatsFolded(t *testing.T) {
 	started()
 	rec.Eventf(cm, nil, corev1.EventTypeWarning, "OperationCompleted", "Sync", "%s", strings.Repeat("é", 700))
 	rec.Eventf(cm, nil, "Bogus", "Ignored", "Sync", "an unknown type is not written")
-	list := waitEvents(t, c, ns, 2)
+	waitEvents(t, c, ns, 2)
 	clock = clock.Add(time.Minute)
 	sink.flushSeries()
 	clock = clock.Add(seriesWindow)
 	started() // after the window: a new Event
-	list = waitEvents(t, c, ns, 3)
+	list := waitEvents(t, c, ns, 3)
 
 	var startedEvents []eventsv1.Event
 	for _, ev := range list {
