@@ -32,8 +32,10 @@ const (
 	// dropped, as client-go's broadcaster drops them.
 	queueSize = 1000
 	// writers write concurrently, so a burst (every app syncing after one
-	// commit) is not written one round trip at a time.
-	writers = 4
+	// commit) is written while it happens: with four, a thousand syncs'
+	// Events trailed them by half a minute on a busy API server (client-go's
+	// broadcaster starts a goroutine per Event).
+	writers = 16
 	// maxNoteBytes is the API's limit on an Event's note.
 	maxNoteBytes = 1024
 	// seriesWindow is how long a written Event takes repeats into its
