@@ -64,8 +64,10 @@ type write struct {
 	patch client.Patch
 }
 
+// seriesKey is what makes two Events the same: the object (its UID, kind,
+// namespace and name), type, reason, action, note and reporting controller.
 type seriesKey struct {
-	uid                                     string
+	object                                  string
 	eventtype, reason, action, note, source string
 }
 
@@ -199,7 +201,7 @@ func (r *recorder) Eventf(regarding, related runtime.Object, eventtype, reason, 
 	}
 	note = truncate(fmt.Sprintf(note, args...), maxNoteBytes)
 	name := fmt.Sprintf("%s.%x", ref.Name, now.UnixNano())
-	if !r.sink.remember(seriesKey{uid: string(ref.UID) + "/" + ref.Kind + "/" + ref.Namespace + "/" + ref.Name,
+	if !r.sink.remember(seriesKey{object: string(ref.UID) + "/" + ref.Kind + "/" + ref.Namespace + "/" + ref.Name,
 		eventtype: eventtype, reason: reason, action: action, note: note, source: r.controller}, name, namespace, now) {
 		return
 	}
