@@ -9,7 +9,6 @@ package application
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"sort"
 	"strings"
 	"sync"
@@ -46,9 +45,7 @@ const (
 	maxSelfHealBackoff           = 3 * time.Minute
 	finalizerPollInterval        = 2 * time.Second
 	defaultRevisionHistoryLimit  = 10
-	// pollShareWindow lets apps of one repository polled together share one ls-remote.
-	pollShareWindow         = 10 * time.Second
-	terminationPollInterval = time.Second
+	terminationPollInterval      = time.Second
 	// Event-driven comparisons wait for an operation in its first
 	// operationCompareGrace, looking again every operationCompareDeferral.
 	operationCompareGrace         = 5 * time.Second
@@ -81,8 +78,7 @@ type Reconciler struct {
 
 	kubeVersion string
 	apiVersions []string
-	pollMu      sync.Mutex
-	lastPoll    map[string]time.Time
+	polls       pollSchedule
 	liveChanges chan event.TypedGenericEvent[*v1alpha1.Application]
 	// ourWrites maps an Application's key to the resourceVersion of the
 	// operation worker's latest write of it.
@@ -265,6 +261,7 @@ func (r *Reconciler) reconcileCompare(ctx context.Context, req ctrl.Request) (ct
 	if err := r.Client.Get(ctx, req.NamespacedName, app); err != nil {
 		if apierrors.IsNotFound(err) {
 			forgetAppInfo(req.Namespace, req.Name)
+			r.polls.forget(req.Name)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -278,9 +275,9 @@ func (r *Reconciler) reconcileCompare(ctx context.Context, req ctrl.Request) (ct
 	switch {
 	case refresh != "":
 		maxAge = time.Nanosecond // ask git now; that is this period's poll too
-		r.markPolled(app.Name)
-	case r.pollDue(app.Name):
-		maxAge = pollShareWindow
+		r.polls.polled(app.Name, start, r.RefreshPeriod)
+	case r.polls.take(app.Name, start, r.RefreshPeriod):
+		maxAge = pollShareWindow(r.RefreshPeriod)
 	}
 	if maxAge == 0 && refresh == "" && r.operationJustStarted(app) {
 		// The operation's result write will carry the comparison of what it
@@ -294,7 +291,7 @@ func (r *Reconciler) reconcileCompare(ctx context.Context, req ctrl.Request) (ct
 	delete(app.Annotations, AnnotationRefresh)
 	if !statusWriteNeeded(orig, app, maxAge > 0, r.now(), r.RefreshPeriod) {
 		observeReconcile(app, r.now().Sub(start))
-		return ctrl.Result{RequeueAfter: r.jittered()}, nil
+		return ctrl.Result{RequeueAfter: r.polls.wait(app.Name, r.now(), r.RefreshPeriod)}, nil
 	}
 	patch := client.MergeFrom(orig)
 	if orig.Operation == nil && app.Operation != nil {
@@ -314,7 +311,7 @@ func (r *Reconciler) reconcileCompare(ctx context.Context, req ctrl.Request) (ct
 	}
 	r.recordHealthChange(app, prevHealth)
 	observeReconcile(app, r.now().Sub(start))
-	return ctrl.Result{RequeueAfter: r.jittered()}, nil
+	return ctrl.Result{RequeueAfter: r.polls.wait(app.Name, r.now(), r.RefreshPeriod)}, nil
 }
 
 // operationJustStarted reports whether app has an operation running for
@@ -358,36 +355,6 @@ func (r *Reconciler) recordHealthChange(app *v1alpha1.Application, prev v1alpha1
 		r.Recorder.Eventf(app, nil, "Normal", eventReasonHealthChanged, "Compare",
 			"Updated health status: %s -> %s", prev, app.Status.Health.Status)
 	}
-}
-
-// pollDue reports whether this comparison is the app's periodic poll, which
-// must ask git for new commits; comparisons triggered by live changes in
-// between reuse the resolved revision and cost no git call.
-func (r *Reconciler) pollDue(app string) bool {
-	r.pollMu.Lock()
-	last, ok := r.lastPoll[app]
-	r.pollMu.Unlock()
-	if ok && r.now().Sub(last) < r.RefreshPeriod*8/10 {
-		return false
-	}
-	r.markPolled(app)
-	return true
-}
-
-// markPolled records that app's comparison has just asked git.
-func (r *Reconciler) markPolled(app string) {
-	r.pollMu.Lock()
-	defer r.pollMu.Unlock()
-	if r.lastPoll == nil {
-		r.lastPoll = map[string]time.Time{}
-	}
-	r.lastPoll[app] = r.now()
-}
-
-// jittered spreads polls over the last tenth of the period, never beyond
-// it: the period is the promise of how late a commit can be noticed.
-func (r *Reconciler) jittered() time.Duration {
-	return r.RefreshPeriod - time.Duration(rand.Int64N(int64(r.RefreshPeriod)/10+1))
 }
 
 // autoSync requests a sync when automated sync applies: once per new
