@@ -104,9 +104,16 @@ func main() {
 	}
 }
 
-// buildTags are the Makefile's GO_TAGS: the benchmark measures the binary
-// `make build` makes.
+// buildTags are the Makefile's GO_TAGS, and goBuild sets its CGO_ENABLED:
+// the benchmark measures the binary `make build` makes.
 const buildTags = "kustomize_disable_go_plugin_support"
+
+// goBuild is `go build` of ./cmd/skiff into bin, as `make build` runs it.
+func goBuild(bin string) *exec.Cmd {
+	build := exec.Command("go", "build", "-tags", buildTags, "-o", bin, "./cmd/skiff")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	return build
+}
 
 // buildSkiff builds ./cmd/skiff into tmp. When the working tree does not
 // compile (others edit the same checkout), it builds the committed tree
@@ -114,7 +121,7 @@ const buildTags = "kustomize_disable_go_plugin_support"
 func buildSkiff(tmp string) (string, error) {
 	bin := filepath.Join(tmp, "skiff")
 	fmt.Printf("building skiff into %s\n", bin)
-	build := exec.Command("go", "build", "-tags", buildTags, "-o", bin, "./cmd/skiff")
+	build := goBuild(bin)
 	out, err := build.CombinedOutput()
 	if err == nil {
 		return bin, nil
@@ -129,7 +136,7 @@ func buildSkiff(tmp string) (string, error) {
 		return "", fmt.Errorf("git archive HEAD: %w\n%s", err, out)
 	}
 	rev, _ := exec.Command("git", "rev-parse", "--short", "HEAD").Output()
-	build = exec.Command("go", "build", "-tags", buildTags, "-o", bin, "./cmd/skiff")
+	build = goBuild(bin)
 	build.Dir = src
 	if out, err := build.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("building skiff at HEAD: %w\n%s", err, out)
