@@ -315,6 +315,9 @@ func (c *Cache) upsert(gvk schema.GroupVersionKind, obj any) {
 
 	c.mu.Lock()
 	oldApp, stored := c.storeLocked(key, u, app)
+	if !stored {
+		c.shareLocked(key, u)
+	}
 	subscribers := c.subscribers
 	c.mu.Unlock()
 	if !stored {
@@ -376,6 +379,17 @@ func (c *Cache) storeLocked(key ResourceKey, u *unstructured.Unstructured, app s
 		c.children[ref.UID][key] = true
 	}
 	return oldApp, true
+}
+
+// shareLocked replaces a recorded copy of the version a watch event
+// delivered with the event's object: the informer holds that object
+// anyway, and keeping both would hold every object a sync wrote twice
+// until it next changes. Equal versions are the same object, so the
+// indexes stay as they are.
+func (c *Cache) shareLocked(key ResourceKey, u *unstructured.Unstructured) {
+	if old, ok := c.objects[key]; ok && old != u && old.GetResourceVersion() == u.GetResourceVersion() {
+		c.objects[key] = u
+	}
 }
 
 // laterVersion reports whether resourceVersion a is later than b. Versions

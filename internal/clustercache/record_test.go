@@ -27,6 +27,9 @@ func TestRecordKeepsTheLaterVersion(t *testing.T) {
 		// wantEvents counts the notifications of the record and the watch
 		// event after it.
 		wantEvents int
+		// wantWatchedCopy: the cache holds the watch event's object itself
+		// (which the informer holds too), not a second copy.
+		wantWatchedCopy bool
 	}{
 		"a recorded update replaces an older cached copy": {
 			cached: configMap("10", "old"), recorded: configMap("12", "new"), wantValue: "new", wantApp: true},
@@ -34,10 +37,12 @@ func TestRecordKeepsTheLaterVersion(t *testing.T) {
 			cached: configMap("12", "new"), recorded: configMap("10", "old"), wantValue: "new", wantApp: true},
 		"a watch event older than the recorded write is ignored": {
 			cached: configMap("10", "old"), recorded: configMap("12", "new"), watched: configMap("11", "between"), wantValue: "new", wantApp: true},
-		"the watch event of the recorded write itself is no change": {
-			cached: configMap("10", "old"), recorded: configMap("12", "new"), watched: configMap("12", "new"), wantValue: "new", wantApp: true},
+		"the watch event of the recorded write itself is no change, and replaces the recorded copy": {
+			cached: configMap("10", "old"), recorded: configMap("12", "new"), watched: configMap("12", "new"), wantValue: "new", wantApp: true,
+			wantWatchedCopy: true},
 		"a watch event later than the recorded write is stored and heard": {
-			cached: configMap("10", "old"), recorded: configMap("12", "new"), watched: configMap("13", "newer"), wantValue: "newer", wantApp: true, wantEvents: 1},
+			cached: configMap("10", "old"), recorded: configMap("12", "new"), watched: configMap("13", "newer"), wantValue: "newer", wantApp: true, wantEvents: 1,
+			wantWatchedCopy: true},
 		"an object the cache has not seen is left to its watch event": {
 			recorded: configMap("12", "new")},
 	}
@@ -65,6 +70,9 @@ func TestRecordKeepsTheLaterVersion(t *testing.T) {
 			}
 			if value != tc.wantValue {
 				t.Errorf("cached value %q, want %q", value, tc.wantValue)
+			}
+			if same := ok && got == tc.watched; same != tc.wantWatchedCopy {
+				t.Errorf("the cache holds the watch event's object: %v, want %v", same, tc.wantWatchedCopy)
 			}
 			if events != tc.wantEvents {
 				t.Errorf("%d notifications, want %d", events, tc.wantEvents)
