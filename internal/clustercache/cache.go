@@ -9,7 +9,8 @@
 // managedFields), and a tracked object keeps only the managedFields entries
 // of managers other than Skiff, which ignoreDifferences'
 // managedFieldsManagers reads. GetFull reads an untracked object whole from
-// the API server.
+// the API server. They are held as JSON and decoded on each read (see
+// stored), so every reader gets a copy of its own.
 package clustercache
 
 import (
@@ -88,7 +89,7 @@ type Cache struct {
 	excluded  map[schema.GroupKind]bool
 
 	mu          sync.RWMutex
-	objects     map[ResourceKey]*unstructured.Unstructured
+	objects     map[ResourceKey]*stored
 	byApp       map[string]map[ResourceKey]bool
 	children    map[types.UID]map[ResourceKey]bool
 	watched     map[schema.GroupVersionResource]schema.GroupVersionKind
@@ -117,7 +118,7 @@ func New(cfg *rest.Config, opts Options) (*Cache, error) {
 	}
 	return &Cache{
 		opts: opts, dynamic: dyn, discovery: disc, excluded: excluded,
-		objects:    map[ResourceKey]*unstructured.Unstructured{},
+		objects:    map[ResourceKey]*stored{},
 		byApp:      map[string]map[ResourceKey]bool{},
 		children:   map[types.UID]map[ResourceKey]bool{},
 		watched:    map[schema.GroupVersionResource]schema.GroupVersionKind{},
@@ -263,13 +264,17 @@ func (c *Cache) handler(gvk schema.GroupVersionKind) cache.ResourceEventHandler 
 	isCRD := gvk.Group == "apiextensions.k8s.io" && gvk.Kind == "CustomResourceDefinition"
 	return cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) {
-			c.upsert(gvk, obj)
+			if s, ok := obj.(*stored); ok {
+				c.upsert(s)
+			}
 			if isCRD {
 				c.signalRediscover()
 			}
 		},
 		UpdateFunc: func(_, obj any) {
-			c.upsert(gvk, obj)
+			if s, ok := obj.(*stored); ok {
+				c.upsert(s)
+			}
 			if isCRD {
 				c.signalRediscover()
 			}
@@ -278,8 +283,8 @@ func (c *Cache) handler(gvk schema.GroupVersionKind) cache.ResourceEventHandler 
 			if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 				obj = tomb.Obj
 			}
-			if u, ok := obj.(*unstructured.Unstructured); ok {
-				c.remove(KeyOf(withGVK(u, gvk)))
+			if s, ok := obj.(*stored); ok {
+				c.remove(s.key)
 			}
 		},
 	}
@@ -292,40 +297,20 @@ func (c *Cache) signalRediscover() {
 	}
 }
 
-// withGVK returns u with its apiVersion and kind set. The informer shares
-// its objects with every reader, so one that lacks them is copied rather
-// than written to (a data race under -race).
-func withGVK(u *unstructured.Unstructured, gvk schema.GroupVersionKind) *unstructured.Unstructured {
-	if u.GroupVersionKind() == gvk {
-		return u
-	}
-	u = u.DeepCopy()
-	u.SetGroupVersionKind(gvk)
-	return u
-}
-
-func (c *Cache) upsert(gvk schema.GroupVersionKind, obj any) {
-	u, ok := obj.(*unstructured.Unstructured)
-	if !ok {
-		return
-	}
-	u = withGVK(u, gvk)
-	key := KeyOf(u)
-	app := OwningApp(u, c.opts.Tracking)
-
+func (c *Cache) upsert(s *stored) {
 	c.mu.Lock()
-	oldApp, stored := c.storeLocked(key, u, app)
-	if !stored {
-		c.shareLocked(key, u)
+	oldApp, changed := c.storeLocked(s)
+	if !changed {
+		c.shareLocked(s)
 	}
 	subscribers := c.subscribers
 	c.mu.Unlock()
-	if !stored {
+	if !changed {
 		return
 	}
-	c.notify(subscribers, Event{App: app, Key: key})
-	if oldApp != "" && oldApp != app {
-		c.notify(subscribers, Event{App: oldApp, Key: key})
+	c.notify(subscribers, Event{App: s.app, Key: s.key})
+	if oldApp != "" && oldApp != s.app {
+		c.notify(subscribers, Event{App: oldApp, Key: s.key})
 	}
 }
 
@@ -344,35 +329,39 @@ func (c *Cache) Record(objs ...*unstructured.Unstructured) {
 		}
 		u := obj.DeepCopy()
 		trim(u, c.opts.Tracking)
-		key := KeyOf(u)
+		s, err := store(u, c.opts.Tracking)
+		if err != nil {
+			continue // its watch event brings it
+		}
 		c.mu.Lock()
-		if _, known := c.objects[key]; known {
-			c.storeLocked(key, u, OwningApp(u, c.opts.Tracking))
+		if _, known := c.objects[s.key]; known {
+			c.storeLocked(s)
 		}
 		c.mu.Unlock()
 	}
 }
 
-// storeLocked stores u under key, tracked to app, unless the cache holds
-// that version of it or a later one (by resourceVersion): the watch event
-// of a recorded write, or a re-list's unchanged object, is no change. It
-// returns the app the replaced copy was tracked to and whether u was stored.
-func (c *Cache) storeLocked(key ResourceKey, u *unstructured.Unstructured, app string) (oldApp string, stored bool) {
+// storeLocked stores s unless the cache holds that version of it or a
+// later one (by resourceVersion): the watch event of a recorded write, or a
+// re-list's unchanged object, is no change. It returns the app the replaced
+// copy was tracked to and whether s was stored.
+func (c *Cache) storeLocked(s *stored) (oldApp string, changed bool) {
+	key := s.key
 	if old, ok := c.objects[key]; ok {
-		if rv := u.GetResourceVersion(); rv != "" && (old.GetResourceVersion() == rv || laterVersion(old.GetResourceVersion(), rv)) {
+		if rv := s.meta.ResourceVersion; rv != "" && (old.meta.ResourceVersion == rv || laterVersion(old.meta.ResourceVersion, rv)) {
 			return "", false
 		}
-		oldApp = OwningApp(old, c.opts.Tracking)
-		c.unindexLocked(key, old)
+		oldApp = old.app
+		c.unindexLocked(old)
 	}
-	c.objects[key] = u
-	if app != "" {
-		if c.byApp[app] == nil {
-			c.byApp[app] = map[ResourceKey]bool{}
+	c.objects[key] = s
+	if s.app != "" {
+		if c.byApp[s.app] == nil {
+			c.byApp[s.app] = map[ResourceKey]bool{}
 		}
-		c.byApp[app][key] = true
+		c.byApp[s.app][key] = true
 	}
-	for _, ref := range u.GetOwnerReferences() {
+	for _, ref := range s.meta.OwnerReferences {
 		if c.children[ref.UID] == nil {
 			c.children[ref.UID] = map[ResourceKey]bool{}
 		}
@@ -386,9 +375,9 @@ func (c *Cache) storeLocked(key ResourceKey, u *unstructured.Unstructured, app s
 // anyway, and keeping both would hold every object a sync wrote twice
 // until it next changes. Equal versions are the same object, so the
 // indexes stay as they are.
-func (c *Cache) shareLocked(key ResourceKey, u *unstructured.Unstructured) {
-	if old, ok := c.objects[key]; ok && old != u && old.GetResourceVersion() == u.GetResourceVersion() {
-		c.objects[key] = u
+func (c *Cache) shareLocked(s *stored) {
+	if old, ok := c.objects[s.key]; ok && old != s && old.meta.ResourceVersion == s.meta.ResourceVersion {
+		c.objects[s.key] = s
 	}
 }
 
@@ -409,21 +398,22 @@ func (c *Cache) remove(key ResourceKey) {
 		c.mu.Unlock()
 		return
 	}
-	c.unindexLocked(key, old)
+	c.unindexLocked(old)
 	delete(c.objects, key)
 	subscribers := c.subscribers
 	c.mu.Unlock()
-	c.notify(subscribers, Event{App: OwningApp(old, c.opts.Tracking), Key: key, Deleted: true})
+	c.notify(subscribers, Event{App: old.app, Key: key, Deleted: true})
 }
 
-func (c *Cache) unindexLocked(key ResourceKey, old *unstructured.Unstructured) {
-	if app := OwningApp(old, c.opts.Tracking); app != "" {
+func (c *Cache) unindexLocked(old *stored) {
+	key := old.key
+	if app := old.app; app != "" {
 		delete(c.byApp[app], key)
 		if len(c.byApp[app]) == 0 {
 			delete(c.byApp, app)
 		}
 	}
-	for _, ref := range old.GetOwnerReferences() {
+	for _, ref := range old.meta.OwnerReferences {
 		delete(c.children[ref.UID], key)
 		if len(c.children[ref.UID]) == 0 {
 			delete(c.children, ref.UID)
@@ -437,12 +427,15 @@ func (c *Cache) notify(subscribers []func(Event), e Event) {
 	}
 }
 
-// Get returns the live object with key. The object is shared: do not modify it.
+// Get returns the live object with key: a copy of its own.
 func (c *Cache) Get(key ResourceKey) (*unstructured.Unstructured, bool) {
 	c.mu.RLock()
-	defer c.mu.RUnlock()
-	obj, ok := c.objects[key]
-	return obj, ok
+	s, ok := c.objects[key]
+	c.mu.RUnlock()
+	if !ok {
+		return nil, false
+	}
+	return s.object(), true
 }
 
 // GetFull returns the whole live object with key: the cached copy when an
@@ -450,9 +443,14 @@ func (c *Cache) Get(key ResourceKey) (*unstructured.Unstructured, bool) {
 // a read from the API server (the cache keeps only the metadata of
 // untracked objects). Not found is (nil, false, nil).
 func (c *Cache) GetFull(ctx context.Context, key ResourceKey) (*unstructured.Unstructured, bool, error) {
-	obj, ok := c.Get(key)
-	if !ok || OwningApp(obj, c.opts.Tracking) != "" {
-		return obj, ok, nil
+	c.mu.RLock()
+	s, ok := c.objects[key]
+	c.mu.RUnlock()
+	if !ok {
+		return nil, false, nil
+	}
+	if s.app != "" {
+		return s.object(), true, nil
 	}
 	gvr, ok := c.resourceOf(schema.GroupKind{Group: key.Group, Kind: key.Kind})
 	if !ok {
@@ -480,19 +478,34 @@ func (c *Cache) resourceOf(gk schema.GroupKind) (schema.GroupVersionResource, bo
 	return schema.GroupVersionResource{}, false
 }
 
-// AppObjects returns the live objects tracked to app, sorted by key. They
-// are shared: do not modify them.
+// AppObjects returns the live objects tracked to app, sorted by key: copies
+// of their own.
 func (c *Cache) AppObjects(app string) []*unstructured.Unstructured {
 	c.mu.RLock()
-	defer c.mu.RUnlock()
-	keys := make([]ResourceKey, 0, len(c.byApp[app]))
-	for k := range c.byApp[app] {
-		keys = append(keys, k)
+	found := c.lookupLocked(c.byApp[app])
+	c.mu.RUnlock()
+	return decodeAll(found)
+}
+
+// lookupLocked returns the stored objects of keys, sorted by key.
+func (c *Cache) lookupLocked(keys map[ResourceKey]bool) []*stored {
+	sorted := make([]ResourceKey, 0, len(keys))
+	for k := range keys {
+		sorted = append(sorted, k)
 	}
-	sortKeys(keys)
-	out := make([]*unstructured.Unstructured, 0, len(keys))
-	for _, k := range keys {
+	sortKeys(sorted)
+	out := make([]*stored, 0, len(sorted))
+	for _, k := range sorted {
 		out = append(out, c.objects[k])
+	}
+	return out
+}
+
+// decodeAll decodes objects outside the cache's lock.
+func decodeAll(objects []*stored) []*unstructured.Unstructured {
+	out := make([]*unstructured.Unstructured, len(objects))
+	for i, s := range objects {
+		out[i] = s.object()
 	}
 	return out
 }
@@ -501,17 +514,9 @@ func (c *Cache) AppObjects(app string) []*unstructured.Unstructured {
 // Deployment's ReplicaSets, a ReplicaSet's Pods), sorted by key.
 func (c *Cache) Children(uid types.UID) []*unstructured.Unstructured {
 	c.mu.RLock()
-	defer c.mu.RUnlock()
-	keys := make([]ResourceKey, 0, len(c.children[uid]))
-	for k := range c.children[uid] {
-		keys = append(keys, k)
-	}
-	sortKeys(keys)
-	out := make([]*unstructured.Unstructured, 0, len(keys))
-	for _, k := range keys {
-		out = append(out, c.objects[k])
-	}
-	return out
+	found := c.lookupLocked(c.children[uid])
+	c.mu.RUnlock()
+	return decodeAll(found)
 }
 
 // Watches reports whether the kind is watched (known to the API server and
@@ -533,11 +538,11 @@ func sortKeys(keys []ResourceKey) {
 }
 
 // transform returns the informers' transform for kind gvk: it shrinks each
-// freshly decoded object before the informer stores it (see trim), and sets
-// its apiVersion and kind when the list it came in left them out. Informers
-// hand the transform objects nobody else holds yet, so it edits them in
-// place; it never writes to an object that needs no change, so passing it
-// an object already stored is harmless.
+// freshly decoded object (see trim), sets its apiVersion and kind when the
+// list it came in left them out, and encodes it for the informer and the
+// cache to hold (see stored). Informers hand the transform objects nobody
+// else holds yet, so it edits them in place; an object already stored
+// passes through as it is.
 func transform(gvk schema.GroupVersionKind, tracking TrackingMode) cache.TransformFunc {
 	return func(obj any) (any, error) {
 		u, ok := obj.(*unstructured.Unstructured)
@@ -548,7 +553,7 @@ func transform(gvk schema.GroupVersionKind, tracking TrackingMode) cache.Transfo
 			u.SetGroupVersionKind(gvk)
 		}
 		trim(u, tracking)
-		return u, nil
+		return store(u, tracking)
 	}
 }
 

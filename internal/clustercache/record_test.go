@@ -50,20 +50,32 @@ func TestRecordKeepsTheLaterVersion(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			c := &Cache{
 				opts:     Options{Tracking: TrackingAnnotationMode},
-				objects:  map[ResourceKey]*unstructured.Unstructured{},
+				objects:  map[ResourceKey]*stored{},
 				byApp:    map[string]map[ResourceKey]bool{},
 				children: map[types.UID]map[ResourceKey]bool{},
 			}
+			// Watch events reach the cache as the informer's transform
+			// made them.
+			watchEvent := func(u *unstructured.Unstructured) *stored {
+				s, err := transform(gvk, TrackingAnnotationMode)(u)
+				if err != nil {
+					t.Fatal(err)
+				}
+				c.upsert(s.(*stored))
+				return s.(*stored)
+			}
 			if tc.cached != nil {
-				c.upsert(gvk, tc.cached)
+				watchEvent(tc.cached)
 			}
 			events := 0
 			c.Subscribe(func(Event) { events++ })
 			c.Record(tc.recorded)
+			var watched *stored
 			if tc.watched != nil {
-				c.upsert(gvk, tc.watched)
+				watched = watchEvent(tc.watched)
 			}
-			got, ok := c.Get(ResourceKey{Kind: "ConfigMap", Namespace: "web", Name: "cfg"})
+			key := ResourceKey{Kind: "ConfigMap", Namespace: "web", Name: "cfg"}
+			got, ok := c.Get(key)
 			value := ""
 			if ok {
 				value, _, _ = unstructured.NestedString(got.Object, "data", "k")
@@ -71,7 +83,7 @@ func TestRecordKeepsTheLaterVersion(t *testing.T) {
 			if value != tc.wantValue {
 				t.Errorf("cached value %q, want %q", value, tc.wantValue)
 			}
-			if same := ok && got == tc.watched; same != tc.wantWatchedCopy {
+			if same := watched != nil && c.objects[key] == watched; same != tc.wantWatchedCopy {
 				t.Errorf("the cache holds the watch event's object: %v, want %v", same, tc.wantWatchedCopy)
 			}
 			if events != tc.wantEvents {

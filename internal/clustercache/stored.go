@@ -1,0 +1,65 @@
+package clustercache
+
+import (
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// stored is how the cache, and the informers under it, hold a live object:
+// the trimmed object as JSON, decoded again on each read, beside what the
+// indexes and the informer read without decoding. Decoded into maps, an
+// object costs three to four times its JSON, and the cache holds every
+// object of every watched kind; a comparison decodes only its own app's.
+type stored struct {
+	key ResourceKey
+	// app is the Application tracking the object, "" for none.
+	app string
+	// meta holds the name, namespace, UID, resourceVersion and owner
+	// references: the informer's key function and the indexes read them.
+	meta metav1.ObjectMeta
+	raw  []byte
+}
+
+// store encodes u, already trimmed, for the cache.
+func store(u *unstructured.Unstructured, tracking TrackingMode) (*stored, error) {
+	raw, err := u.MarshalJSON()
+	if err != nil {
+		return nil, fmt.Errorf("encoding %s: %w", KeyOf(u), err)
+	}
+	return &stored{
+		key: KeyOf(u),
+		app: OwningApp(u, tracking),
+		meta: metav1.ObjectMeta{
+			Name: u.GetName(), Namespace: u.GetNamespace(), UID: u.GetUID(),
+			ResourceVersion: u.GetResourceVersion(), OwnerReferences: u.GetOwnerReferences(),
+		},
+		raw: raw,
+	}, nil
+}
+
+// object decodes the stored object; each call returns a new copy, which
+// the caller may modify.
+func (s *stored) object() *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	if err := u.UnmarshalJSON(s.raw); err != nil {
+		// raw was encoded from an object with its kind set, so this does
+		// not happen; the key still names what the cache holds.
+		u = &unstructured.Unstructured{}
+		u.SetGroupVersionKind(schema.GroupVersionKind{Group: s.key.Group, Kind: s.key.Kind})
+		u.SetNamespace(s.key.Namespace)
+		u.SetName(s.key.Name)
+	}
+	return u
+}
+
+func (s *stored) GetObjectKind() schema.ObjectKind { return schema.EmptyObjectKind }
+
+// DeepCopyObject returns s itself: a stored object is never modified.
+func (s *stored) DeepCopyObject() runtime.Object { return s }
+
+// GetObjectMeta serves the informer's key function (meta.Accessor).
+func (s *stored) GetObjectMeta() metav1.Object { return &s.meta }
