@@ -5,6 +5,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"runtime"
 	"runtime/debug"
 	"strconv"
 	"syscall"
@@ -36,6 +37,11 @@ func newServerCommand() *cobra.Command {
 			ctrl.SetLogger(zap.New())
 			if os.Getenv("GOGC") == "" {
 				debug.SetGCPercent(gcPercent)
+			}
+			if opts.PprofAddr == "" || opts.PprofAddr == "0" {
+				// Nobody can ask for a heap profile: sampling allocations
+				// would keep a record per sampled call stack for nothing.
+				runtime.MemProfileRate = 0
 			}
 			cfg, err := loadConfig(kubeconfig)
 			if err != nil {
