@@ -23,8 +23,10 @@ type pollTimes struct {
 // the poll: it spares a wake-up shortly after it.
 const pollEarlyFraction = 5
 
-// take reports whether a comparison of app at now is its periodic poll;
-// when it is, the next one is scheduled.
+// take reports whether a comparison of app at now is its periodic poll,
+// which asks git for new commits; when it is, the next one is scheduled.
+// Other comparisons (a live change, an operation's result) reuse the
+// resolved revision and cost no git call.
 func (s *pollSchedule) take(app string, now time.Time, period time.Duration) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
