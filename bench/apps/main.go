@@ -267,7 +267,6 @@ func runN(n int, bin, tmp string) (res result, err error) {
 	pprofAddr := fmt.Sprintf("127.0.0.1:%d", ports[2])
 	started := time.Now()
 	args := []string{"server",
-		"--pprof-bind-address", pprofAddr,
 		"--kubeconfig", cluster.Kubeconfig,
 		"--install-crds",
 		"--namespace", argocdNS,
@@ -275,6 +274,11 @@ func runN(n int, bin, tmp string) (res result, err error) {
 		"--metrics-bind-address", metricsAddr,
 		"--health-probe-bind-address", healthAddr,
 		"--cache-dir", filepath.Join(tmp, fmt.Sprintf("cache-%d", n)),
+	}
+	if *profileDir != "" {
+		// Serving pprof turns on heap profile sampling, which costs memory
+		// of its own: only a profiling run pays it.
+		args = append(args, "--pprof-bind-address", pprofAddr)
 	}
 	apiAddr := fmt.Sprintf("127.0.0.1:%d", ports[3])
 	if *trigger == "webhook" {
