@@ -1,11 +1,15 @@
 package reposerver
 
 import (
+	"bytes"
 	"container/list"
+	"crypto/sha256"
+	"fmt"
 	"strings"
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/skiffcd/skiff/internal/render"
@@ -22,7 +26,9 @@ func init() {
 }
 
 // manifestCache is a least-recently-used cache of rendered manifests,
-// bounded by an estimate of the bytes it holds. It keeps one entry per
+// bounded by the bytes it holds. It holds each manifest as JSON and decodes
+// a copy on every hit: decoded maps cost three to four times their text,
+// and a hit is one app's few objects. It keeps one entry per
 // slot (an application as one caller renders it, see cacheSlot): putting
 // a new entry for a slot evicts the slot's previous one, so an app's old
 // revisions do not stay until the byte bound pushes them out.
@@ -37,8 +43,14 @@ type manifestCache struct {
 
 type cacheEntry struct {
 	key, slot string
-	manifests []render.Manifest
+	manifests []encodedManifest
 	size      int64
+}
+
+// encodedManifest is a rendered manifest as the cache holds it.
+type encodedManifest struct {
+	raw  []byte // the object's JSON
+	file string
 }
 
 func newManifestCache(maxBytes int64) *manifestCache {
@@ -46,7 +58,8 @@ func newManifestCache(maxBytes int64) *manifestCache {
 		entries: map[string]*list.Element{}, slots: map[string]string{}}
 }
 
-// cacheSlot names the entry a request replaces: the same app rendered for
+// cacheSlot names (by a hash: the cluster's API versions make it a few
+// KiB) the entry a request replaces: the same app rendered for
 // the same destination and cluster description. Every part of it is part
 // of the cache key too, so a key always falls in one slot. The controller
 // (which passes the cluster's API versions) and the API server (which does
@@ -55,23 +68,34 @@ func newManifestCache(maxBytes int64) *manifestCache {
 // (so a sync to another revision than the target, a rollback, costs the
 // next comparison one render).
 func cacheSlot(req Request) string {
-	return strings.Join(append([]string{req.AppName, req.Namespace, req.KubeVersion}, req.APIVersions...), "\x00")
+	sum := sha256.Sum256([]byte(strings.Join(append([]string{req.AppName, req.Namespace, req.KubeVersion}, req.APIVersions...), "\x00")))
+	return string(sum[:])
 }
 
+// get returns a copy of key's manifests, which the caller may modify.
 func (c *manifestCache) get(key string) ([]render.Manifest, bool) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	el, ok := c.entries[key]
+	if ok {
+		c.order.MoveToFront(el)
+	}
+	c.mu.Unlock()
 	if !ok {
 		return nil, false
 	}
-	c.order.MoveToFront(el)
-	return el.Value.(*cacheEntry).manifests, true
+	// An entry is never modified once stored: decode it unlocked.
+	manifests, err := decodeManifests(el.Value.(*cacheEntry).manifests)
+	if err != nil {
+		return nil, false // cannot happen: the cache encoded it; render again
+	}
+	return manifests, true
 }
 
-// put stores manifests under key as slot's only entry.
+// put stores manifests under key as slot's only entry. A manifest that
+// does not encode (cannot happen: it was decoded from JSON or YAML) leaves
+// the render uncached.
 func (c *manifestCache) put(slot, key string, manifests []render.Manifest) {
-	size := estimateSize(manifests)
+	encoded, size, err := encodeManifests(manifests)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	// The slot's previous entry is outdated even when the new one is too
@@ -79,11 +103,11 @@ func (c *manifestCache) put(slot, key string, manifests []render.Manifest) {
 	if prev, ok := c.slots[slot]; ok && prev != key {
 		c.removeLocked(prev)
 	}
-	if size > c.maxBytes {
+	if err != nil || size > c.maxBytes {
 		return // larger than the whole cache: keeping it would evict everything
 	}
 	c.removeLocked(key)
-	c.entries[key] = c.order.PushFront(&cacheEntry{key: key, slot: slot, manifests: manifests, size: size})
+	c.entries[key] = c.order.PushFront(&cacheEntry{key: key, slot: slot, manifests: encoded, size: size})
 	c.slots[slot] = key
 	c.bytes += size
 	for c.bytes > c.maxBytes {
@@ -106,14 +130,32 @@ func (c *manifestCache) removeLocked(key string) {
 	c.bytes -= e.size
 }
 
-// estimateSize approximates the memory of manifests by their JSON size.
-func estimateSize(manifests []render.Manifest) int64 {
-	var n int64
-	for _, m := range manifests {
-		if data, err := m.Object.MarshalJSON(); err == nil {
-			n += int64(len(data)) * 3 // decoded maps cost a few times their text
+// encodeManifests encodes manifests for the cache and counts the bytes
+// the entry holds.
+func encodeManifests(manifests []render.Manifest) ([]encodedManifest, int64, error) {
+	encoded := make([]encodedManifest, len(manifests))
+	var size int64
+	for i, m := range manifests {
+		raw, err := m.Object.MarshalJSON()
+		if err != nil {
+			return nil, 0, fmt.Errorf("encoding %s of %s: %w", m.Object.GetName(), m.File, err)
 		}
-		n += int64(len(m.File))
+		// The encoder's buffer has room to spare; the cache keeps the text.
+		encoded[i] = encodedManifest{raw: bytes.Clone(raw), file: m.File}
+		size += int64(len(raw) + len(m.File))
 	}
-	return n
+	return encoded, size, nil
+}
+
+// decodeManifests decodes a cache entry into objects of the caller's own.
+func decodeManifests(encoded []encodedManifest) ([]render.Manifest, error) {
+	manifests := make([]render.Manifest, len(encoded))
+	for i, e := range encoded {
+		u := &unstructured.Unstructured{}
+		if err := u.UnmarshalJSON(e.raw); err != nil {
+			return nil, fmt.Errorf("decoding a cached manifest of %s: %w", e.file, err)
+		}
+		manifests[i] = render.Manifest{Object: u, File: e.file}
+	}
+	return manifests, nil
 }

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
+	"github.com/skiffcd/skiff/internal/render"
 	"github.com/skiffcd/skiff/internal/source"
 	"github.com/skiffcd/skiff/internal/source/helmrepo"
 	"github.com/skiffcd/skiff/internal/testgit"
@@ -136,9 +137,46 @@ func renderedConfigMap(t *testing.T) *Response {
 	return resp
 }
 
+// entrySize is the bytes the cache counts for manifests.
+func entrySize(t *testing.T, manifests []render.Manifest) int64 {
+	t.Helper()
+	_, size, err := encodeManifests(manifests)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return size
+}
+
+// The cache holds JSON: a hit gives back the rendered objects, each
+// caller its own copy, so a caller that modifies one changes nobody
+// else's.
+func TestManifestCacheHitIsTheRenderAsACopyOfItsOwn(t *testing.T) {
+	resp := renderedConfigMap(t)
+	c := newManifestCache(1 << 20)
+	c.put("shop", "shop@1", resp.Manifests)
+
+	first, ok := c.get("shop@1")
+	if !ok {
+		t.Fatal("the entry just stored is not cached")
+	}
+	if len(first) != len(resp.Manifests) {
+		t.Fatalf("hit has %d manifests, the render %d", len(first), len(resp.Manifests))
+	}
+	for i, m := range first {
+		if m.File != resp.Manifests[i].File || !reflect.DeepEqual(m.Object.Object, resp.Manifests[i].Object.Object) {
+			t.Errorf("manifest %d: hit %s %v, render %s %v", i, m.File, m.Object.Object, resp.Manifests[i].File, resp.Manifests[i].Object.Object)
+		}
+	}
+	first[0].Object.SetLabels(map[string]string{"changed": "by-the-first-caller"})
+	second, _ := c.get("shop@1")
+	if second[0].Object.GetLabels()["changed"] != "" {
+		t.Errorf("a caller's change to its hit reached the next hit: %v", second[0].Object.GetLabels())
+	}
+}
+
 func TestManifestCacheStaysWithinItsByteBudget(t *testing.T) {
 	resp := renderedConfigMap(t)
-	size := estimateSize(resp.Manifests)
+	size := entrySize(t, resp.Manifests)
 
 	c := newManifestCache(3 * size)
 	for _, key := range []string{"a", "b", "c", "d"} {
@@ -226,7 +264,7 @@ func TestManifestCacheKeepsOneEntryPerApp(t *testing.T) {
 			if len(c.entries) != len(kept) || c.order.Len() != len(kept) || len(c.slots) != len(kept) {
 				t.Errorf("cache holds %d entries, %d in LRU order, %d slots; want %d of each", len(c.entries), c.order.Len(), len(c.slots), len(kept))
 			}
-			if want := int64(len(kept)) * estimateSize(resp.Manifests); c.bytes != want {
+			if want := int64(len(kept)) * entrySize(t, resp.Manifests); c.bytes != want {
 				t.Errorf("cache counts %d bytes, want %d", c.bytes, want)
 			}
 		})
@@ -237,7 +275,7 @@ func TestManifestCacheKeepsOneEntryPerApp(t *testing.T) {
 // later render of that app does not evict another app's entry.
 func TestManifestCacheEvictionByBytesClearsTheSlot(t *testing.T) {
 	resp := renderedConfigMap(t)
-	c := newManifestCache(2 * estimateSize(resp.Manifests))
+	c := newManifestCache(2 * entrySize(t, resp.Manifests))
 	c.put("shop", "shop@1", resp.Manifests)
 	c.put("blog", "blog@1", resp.Manifests)
 	c.put("news", "news@1", resp.Manifests) // evicts shop@1 by bytes
