@@ -58,15 +58,15 @@ func newManifestCache(maxBytes int64) *manifestCache {
 		entries: map[string]*list.Element{}, slots: map[string]string{}}
 }
 
-// cacheSlot names (by a hash: the cluster's API versions make it a few
-// KiB) the entry a request replaces: the same app rendered for
+// cacheSlot names the entry a request replaces: the same app rendered for
 // the same destination and cluster description. Every part of it is part
 // of the cache key too, so a key always falls in one slot. The controller
 // (which passes the cluster's API versions) and the API server (which does
 // not) therefore keep one entry each per app rather than evicting each
 // other's on every call; a new revision or source spec replaces the entry
 // (so a sync to another revision than the target, a rollback, costs the
-// next comparison one render).
+// next comparison one render). The name is a hash of those parts: the
+// cluster's API versions alone are a few KiB.
 func cacheSlot(req Request) string {
 	sum := sha256.Sum256([]byte(strings.Join(append([]string{req.AppName, req.Namespace, req.KubeVersion}, req.APIVersions...), "\x00")))
 	return string(sum[:])
@@ -104,7 +104,7 @@ func (c *manifestCache) put(slot, key string, manifests []render.Manifest) {
 		c.removeLocked(prev)
 	}
 	if err != nil || size > c.maxBytes {
-		return // larger than the whole cache: keeping it would evict everything
+		return // unencodable, or larger than the whole cache (keeping it would evict everything)
 	}
 	c.removeLocked(key)
 	c.entries[key] = c.order.PushFront(&cacheEntry{key: key, slot: slot, manifests: encoded, size: size})

@@ -151,7 +151,7 @@ type Response struct {
 	// Revisions holds, per source, the resolved commit SHA or chart version.
 	Revisions []string
 	// Manifests are the rendered objects of every source, in source order.
-	// They are shared with the cache: callers must not modify them.
+	// They are the caller's own (the cache keeps an encoded copy).
 	Manifests []render.Manifest
 	// CacheHit reports that nothing was rendered.
 	CacheHit bool

@@ -95,8 +95,8 @@ func (r *Reconciler) compare(ctx context.Context, app *v1alpha1.Application, har
 	return comparison{desired: desired, revisions: resp.Revisions}
 }
 
-// withNamespaces copies the rendered objects, giving namespaced objects
-// without a namespace the destination namespace.
+// withNamespaces gives the rendered objects (the comparison's own) that
+// are namespaced and have no namespace the destination namespace.
 func (r *Reconciler) withNamespaces(app *v1alpha1.Application, manifests []render.Manifest) []*unstructured.Unstructured {
 	crdScope := map[string]bool{} // group/Kind → namespaced, for CRDs rendered with their objects
 	for _, m := range manifests {
@@ -109,7 +109,7 @@ func (r *Reconciler) withNamespaces(app *v1alpha1.Application, manifests []rende
 	}
 	out := make([]*unstructured.Unstructured, 0, len(manifests))
 	for _, m := range manifests {
-		obj := m.Object.DeepCopy()
+		obj := m.Object
 		namespaced, err := r.Client.IsObjectNamespaced(obj)
 		if err != nil {
 			gvk := obj.GroupVersionKind()
