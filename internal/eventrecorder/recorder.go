@@ -10,7 +10,10 @@ package eventrecorder
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/binary"
 	"fmt"
+	"io"
 	"os"
 	"sync"
 	"time"
@@ -64,11 +67,22 @@ type write struct {
 	patch client.Patch
 }
 
-// seriesKey is what makes two Events the same: the object (its UID, kind,
-// namespace and name), type, reason, action, note and reporting controller.
-type seriesKey struct {
-	object                                  string
-	eventtype, reason, action, note, source string
+// seriesKey is what makes two Events the same — the object (its UID, kind,
+// namespace and name), type, reason, action, note and reporting controller —
+// as a SHA-256 prefix: up to maxSeries Events are remembered, and their
+// fields took about 200 bytes each.
+type seriesKey [16]byte
+
+func newSeriesKey(fields ...string) seriesKey {
+	h := sha256.New()
+	for _, f := range fields {
+		// The length first keeps ("a/b", "c") apart from ("a", "b/c").
+		_ = binary.Write(h, binary.LittleEndian, uint64(len(f)))
+		_, _ = io.WriteString(h, f)
+	}
+	var key seriesKey
+	copy(key[:], h.Sum(nil))
+	return key
 }
 
 type series struct {
@@ -201,8 +215,8 @@ func (r *recorder) Eventf(regarding, related runtime.Object, eventtype, reason, 
 	}
 	note = truncate(fmt.Sprintf(note, args...), maxNoteBytes)
 	name := fmt.Sprintf("%s.%x", ref.Name, now.UnixNano())
-	if !r.sink.remember(seriesKey{object: string(ref.UID) + "/" + ref.Kind + "/" + ref.Namespace + "/" + ref.Name,
-		eventtype: eventtype, reason: reason, action: action, note: note, source: r.controller}, name, namespace, now) {
+	key := newSeriesKey(string(ref.UID), ref.Kind, ref.Namespace, ref.Name, eventtype, reason, action, note, r.controller)
+	if !r.sink.remember(key, name, namespace, now) {
 		return
 	}
 	r.sink.enqueue(write{event: &eventsv1.Event{
