@@ -29,6 +29,7 @@ import (
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
 	"github.com/skiffcd/skiff/internal/clustercache"
+	"github.com/skiffcd/skiff/internal/diff"
 	"github.com/skiffcd/skiff/internal/reposerver"
 	"github.com/skiffcd/skiff/internal/syncengine"
 )
@@ -79,6 +80,9 @@ type Reconciler struct {
 	kubeVersion string
 	apiVersions []string
 	polls       pollSchedule
+	// diffs remembers each object's last comparison per app: most pairs
+	// compared are the same as last time.
+	diffs       diff.Memo
 	liveChanges chan event.TypedGenericEvent[*v1alpha1.Application]
 	// ourWrites maps an Application's key to the resourceVersion of the
 	// operation worker's latest write of it.
@@ -262,6 +266,7 @@ func (r *Reconciler) reconcileCompare(ctx context.Context, req ctrl.Request) (ct
 		if apierrors.IsNotFound(err) {
 			forgetAppInfo(req.Namespace, req.Name)
 			r.polls.forget(req.Name)
+			r.diffs.Forget(req.Name)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
