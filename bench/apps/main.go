@@ -73,7 +73,7 @@ const (
 
 var (
 	skiffBin       = flag.String("skiff", "", "a prebuilt skiff binary (default: build ./cmd/skiff)")
-	profileDir     = flag.String("profile", "", "write skiff server's CPU profiles of the initial sync and the triggered refresh, and heap profiles after them, into this directory, and keep skiff server's log there")
+	profileDir     = flag.String("profile", "", "write skiff server's CPU profiles of the initial sync, the triggered refresh and the steady state, kube-apiserver's of the triggered refresh (when the cluster serves profiles), and heap profiles after the first two, into this directory, and keep skiff server's log there")
 	serverFlags    = flag.String("server-flags", "", "extra flags for skiff server, space-separated (e.g. \"--operation-processors=20\")")
 	profileSeconds = flag.Int("profile-seconds", 15, "length of each CPU profile")
 	triggerRounds  = flag.Int("triggered-rounds", 3, "how many times the triggered refresh (a commit, then the trigger) is measured; the figures reported are the median round's (this phase takes seconds, and one round on the shared two cores varies by about a second)")
@@ -222,7 +222,7 @@ func runN(n int, bin, tmp string) (res result, err error) {
 		return res, err
 	}
 	defer logFile.Close() // after cluster.Stop has ended the server
-	cluster, err := testcluster.Start(ctx, testcluster.Options{})
+	cluster, err := testcluster.Start(ctx, testcluster.Options{Profiling: *profileDir != ""})
 	if err != nil {
 		return res, err
 	}
@@ -362,6 +362,7 @@ func runN(n int, bin, tmp string) (res result, err error) {
 		return res, err
 	}
 	stopProfile = startCPUProfile(pprofAddr, fmt.Sprintf("cpu-triggered-%d.pprof", n))
+	stopAPIProfile := startAPIServerCPUProfile(metrics, fmt.Sprintf("apiserver-triggered-%d.pprof", n))
 	apiserver.phase()
 	trigAPI0, _ := scrapeSeries(ctx, metrics.client, metrics.url, "apiserver_request_total")
 	trigOwn0, _ := scrapeSeries(ctx, http.DefaultClient, "http://"+metricsAddr+"/metrics", "rest_client_requests_total")
@@ -378,6 +379,7 @@ func runN(n int, bin, tmp string) (res result, err error) {
 	res.triggeredCPU, _ = proc.phase()
 	apiTriggered := apiserver.phase()
 	stopProfile()
+	stopAPIProfile()
 	saveProfile(pprofAddr, "heap", fmt.Sprintf("heap-triggered-%d.pprof", n))
 	fmt.Printf("commit %s + %s: all synced in %s (triggered in %s), %.2f CPU-s; kube-apiserver %.1f CPU-s\n",
 		sha[:8], *trigger, res.triggered.Round(time.Millisecond), triggeredIn.Round(time.Millisecond), res.triggeredCPU, apiTriggered)
@@ -415,6 +417,10 @@ func runN(n int, bin, tmp string) (res result, err error) {
 		fmt.Printf("commit %s + %s, round %d: all synced in %s, %.2f CPU-s, peak RSS %.1f MiB; kube-apiserver %.1f CPU-s\n",
 			sha[:8], *trigger, round, r.took.Round(time.Millisecond), r.cpu, rss, r.apiserverCPU)
 	}
+	// The API server's work per Application write grows with the object.
+	if err := printAppSize(ctx, c, "app-0000"); err != nil {
+		return res, err
+	}
 	if len(rounds) > 1 {
 		m := medianRound(rounds)
 		res.triggered, res.triggeredCPU = m.took, m.cpu
@@ -447,6 +453,7 @@ func runN(n int, bin, tmp string) (res result, err error) {
 	own0, ownErr := skiffRequests(ctx, metricsAddr)
 	apiSeries0, _ := scrapeSeries(ctx, metrics.client, metrics.url, "apiserver_request_total")
 	ownSeries0, _ := scrapeSeries(ctx, http.DefaultClient, "http://"+metricsAddr+"/metrics", "rest_client_requests_total")
+	stopProfile = startCPUProfile(pprofAddr, fmt.Sprintf("cpu-steady-%d.pprof", n))
 	time.Sleep(idle)
 	apiSeries1, _ := scrapeSeries(ctx, metrics.client, metrics.url, "apiserver_request_total")
 	ownSeries1, _ := scrapeSeries(ctx, http.DefaultClient, "http://"+metricsAddr+"/metrics", "rest_client_requests_total")
@@ -461,6 +468,7 @@ func runN(n int, bin, tmp string) (res result, err error) {
 	}
 	own1, ownErr1 := skiffRequests(ctx, metricsAddr)
 	cpu, rss := proc.phase()
+	stopProfile()
 	res.steadyCPU = cpu / idle.Minutes()
 	res.steadyRSS = rss
 	res.apiTotal = (api1 - api0) / idle.Minutes()
@@ -488,6 +496,35 @@ func runN(n int, bin, tmp string) (res result, err error) {
 	return res, nil
 }
 
+// printAppSize prints the size of one Application's JSON, whole and by
+// part, as the API server stores it; with -profile, the object too.
+func printAppSize(ctx context.Context, c client.Client, name string) error {
+	app := &unstructured.Unstructured{}
+	app.SetGroupVersionKind(v1alpha1.GroupVersion.WithKind("Application"))
+	if err := c.Get(ctx, client.ObjectKey{Namespace: argocdNS, Name: name}, app); err != nil {
+		return fmt.Errorf("reading %s: %w", name, err)
+	}
+	whole, err := json.Marshal(app.Object)
+	if err != nil {
+		return err
+	}
+	size := func(fields ...string) int {
+		v, ok, _ := unstructured.NestedFieldNoCopy(app.Object, fields...)
+		if !ok {
+			return 0
+		}
+		b, _ := json.Marshal(v)
+		return len(b)
+	}
+	fmt.Printf("Application %s: %d bytes of JSON: metadata.managedFields %d, spec %d, status %d (resources %d, history %d, operationState %d)\n",
+		name, len(whole), size("metadata", "managedFields"), size("spec"), size("status"),
+		size("status", "resources"), size("status", "history"), size("status", "operationState"))
+	if *profileDir != "" {
+		return os.WriteFile(filepath.Join(*profileDir, name+".json"), whole, 0o644)
+	}
+	return nil
+}
+
 // ---- profiles (-profile) ----
 
 // startCPUProfile starts a CPU profile of skiff server lasting
@@ -501,7 +538,24 @@ func startCPUProfile(addr, name string) (wait func()) {
 	saved := make(chan struct{})
 	go func() {
 		defer close(saved)
-		fetchProfile(context.Background(), fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", addr, *profileSeconds), name)
+		fetchProfile(context.Background(), http.DefaultClient, fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", addr, *profileSeconds), name)
+	}()
+	return func() { <-saved }
+}
+
+// startAPIServerCPUProfile is startCPUProfile for kube-apiserver, which
+// the triggered refresh keeps busier than skiff.
+func startAPIServerCPUProfile(m *apiMetrics, name string) (wait func()) {
+	if *profileDir == "" {
+		return func() {}
+	}
+	hc := *m.client
+	hc.Timeout = 0 // the profile takes -profile-seconds
+	base := strings.TrimSuffix(m.url, "/metrics")
+	saved := make(chan struct{})
+	go func() {
+		defer close(saved)
+		fetchProfile(context.Background(), &hc, fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", base, *profileSeconds), name)
 	}()
 	return func() { <-saved }
 }
@@ -511,16 +565,16 @@ func saveProfile(addr, profile, name string) {
 	if *profileDir == "" {
 		return
 	}
-	fetchProfile(context.Background(), "http://"+addr+"/debug/pprof/"+profile, name)
+	fetchProfile(context.Background(), http.DefaultClient, "http://"+addr+"/debug/pprof/"+profile, name)
 }
 
-func fetchProfile(ctx context.Context, url, name string) {
+func fetchProfile(ctx context.Context, hc *http.Client, url, name string) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		fmt.Printf("profile %s: %v\n", name, err)
 		return
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := hc.Do(req)
 	if err != nil {
 		fmt.Printf("profile %s: %v\n", name, err)
 		return
@@ -528,6 +582,10 @@ func fetchProfile(ctx context.Context, url, name string) {
 	defer resp.Body.Close()
 	var buf bytes.Buffer
 	_, _ = buf.ReadFrom(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		fmt.Printf("profile %s: %s: %.200s\n", name, resp.Status, buf.String())
+		return
+	}
 	path := filepath.Join(*profileDir, name)
 	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
 		fmt.Printf("profile %s: %v\n", name, err)

@@ -48,6 +48,9 @@ type Options struct {
 	Binaries *Binaries
 	// Dir is the parent of the cluster's temporary directory; empty means os.TempDir.
 	Dir string
+	// Profiling serves the API server's /debug/pprof (to cluster admins),
+	// for benchmarks that look at where its CPU goes.
+	Profiling bool
 }
 
 // Cluster is a running control plane.
@@ -103,7 +106,7 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	if err := c.startEtcd(ctx, bins.Etcd, etcdClient, etcdPeer); err != nil {
 		return nil, err
 	}
-	if err := c.startAPIServer(ctx, bins.APIServer, etcdClient, apiPort, token); err != nil {
+	if err := c.startAPIServer(ctx, bins.APIServer, etcdClient, apiPort, token, opts.Profiling); err != nil {
 		return nil, err
 	}
 	if err := c.startController(ctx, "kube-controller-manager", bins.ControllerManager, kcmPort,
@@ -228,7 +231,7 @@ func (c *Cluster) startEtcd(ctx context.Context, bin string, clientPort, peerPor
 	return waitHTTP(ctx, p, &http.Client{Timeout: 2 * time.Second}, client+"/health")
 }
 
-func (c *Cluster) startAPIServer(ctx context.Context, bin string, etcdPort, port int, token string) error {
+func (c *Cluster) startAPIServer(ctx context.Context, bin string, etcdPort, port int, token string, profiling bool) error {
 	certDir := filepath.Join(c.Dir, "apiserver-certs")
 	p, err := startProcess(c.Dir, "kube-apiserver", bin,
 		"--etcd-servers=http://127.0.0.1:"+strconv.Itoa(etcdPort),
@@ -245,7 +248,7 @@ func (c *Cluster) startAPIServer(ctx context.Context, bin string, etcdPort, port
 		// The default reconciler refuses a loopback advertise address.
 		"--endpoint-reconciler-type=none",
 		"--allow-privileged=true",
-		"--profiling=false",
+		"--profiling="+strconv.FormatBool(profiling),
 	)
 	if err != nil {
 		return err
