@@ -532,30 +532,26 @@ func printAppSize(ctx context.Context, c client.Client, name string) error {
 // returns the function that waits for it to be saved, called after the
 // phase's figures are taken.
 func startCPUProfile(addr, name string) (wait func()) {
-	if *profileDir == "" {
-		return func() {}
-	}
-	saved := make(chan struct{})
-	go func() {
-		defer close(saved)
-		fetchProfile(context.Background(), http.DefaultClient, fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", addr, *profileSeconds), name)
-	}()
-	return func() { <-saved }
+	return startProfileAt(http.DefaultClient, "http://"+addr, name)
 }
 
 // startAPIServerCPUProfile is startCPUProfile for kube-apiserver, which
 // the triggered refresh keeps busier than skiff.
 func startAPIServerCPUProfile(m *apiMetrics, name string) (wait func()) {
+	hc := *m.client
+	hc.Timeout = 0 // the profile takes -profile-seconds
+	return startProfileAt(&hc, strings.TrimSuffix(m.url, "/metrics"), name)
+}
+
+// startProfileAt fetches base's /debug/pprof/profile in the background.
+func startProfileAt(hc *http.Client, base, name string) (wait func()) {
 	if *profileDir == "" {
 		return func() {}
 	}
-	hc := *m.client
-	hc.Timeout = 0 // the profile takes -profile-seconds
-	base := strings.TrimSuffix(m.url, "/metrics")
 	saved := make(chan struct{})
 	go func() {
 		defer close(saved)
-		fetchProfile(context.Background(), &hc, fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", base, *profileSeconds), name)
+		fetchProfile(context.Background(), hc, fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", base, *profileSeconds), name)
 	}()
 	return func() { <-saved }
 }

@@ -13,8 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
-// Memo remembers Modified's last answer for each object of each owner (an
-// Application), with a fingerprint of everything the answer depends on:
+// Memo remembers Modified's last answers for each object of each owner (an
+// Application), with a fingerprint of everything an answer depends on:
 // the desired object, the live object and the options. Most comparisons
 // see the same pair again (a poll of an unchanged app; a sync asking which
 // objects its comparison found changed), and hashing the pair costs a
@@ -36,7 +36,8 @@ type memoAnswer struct {
 }
 
 // Modified answers as the package's Modified does, from the memo when the
-// owner asked about the same object with the same inputs last time.
+// owner asked about the same object with the same inputs in one of its
+// last two questions.
 // Errors are not remembered.
 func (m *Memo) Modified(owner, object string, desired, live *unstructured.Unstructured, opts Options) (bool, error) {
 	compare := m.compare

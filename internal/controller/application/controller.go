@@ -80,8 +80,8 @@ type Reconciler struct {
 	kubeVersion string
 	apiVersions []string
 	polls       pollSchedule
-	// diffs remembers each object's last comparison per app: most pairs
-	// compared are the same as last time.
+	// diffs remembers the last answers of the diff for each app's objects:
+	// most pairs compared are the same as the time before.
 	diffs       diff.Memo
 	liveChanges chan event.TypedGenericEvent[*v1alpha1.Application]
 	// ourWrites maps an Application's key to the resourceVersion of the
