@@ -10,10 +10,7 @@ package eventrecorder
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/binary"
 	"fmt"
-	"io"
 	"os"
 	"sync"
 	"time"
@@ -28,6 +25,8 @@ import (
 	"k8s.io/client-go/tools/reference"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/skiffcd/skiff/internal/digest"
 )
 
 const (
@@ -74,15 +73,8 @@ type write struct {
 type seriesKey [16]byte
 
 func newSeriesKey(fields ...string) seriesKey {
-	h := sha256.New()
-	for _, f := range fields {
-		// The length first keeps ("a/b", "c") apart from ("a", "b/c").
-		_ = binary.Write(h, binary.LittleEndian, uint64(len(f)))
-		_, _ = io.WriteString(h, f)
-	}
-	var key seriesKey
-	copy(key[:], h.Sum(nil))
-	return key
+	sum := digest.Strings(fields...)
+	return seriesKey(sum[:len(seriesKey{})])
 }
 
 type series struct {
