@@ -462,3 +462,48 @@ func TestPinnedRevisionRendersTheSourceAsWrittenAndSharesItsRender(t *testing.T)
 		t.Errorf("unpinned after the commit: revision %v level=%q, want the new commit with debug", head.Revisions, level)
 	}
 }
+
+// A caller that holds an earlier render (the controller's last comparison)
+// asks whether the sources still render to it: an unchanged commit answers
+// Unchanged without manifests, a new commit or a hard refresh renders.
+func TestUnlessAnswersUnchangedForTheSameRender(t *testing.T) {
+	ctx := context.Background()
+	repo := testgit.New(t)
+	repo.Commit(map[string]string{"app/cm.yaml": configMapYAML})
+	clock := &fakeClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	server, _ := newTestServer(t, clock, Options{RevisionTTL: time.Minute})
+	first, err := server.Manifests(ctx, request(repo.URL(), "app"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.Key == "" || first.Unchanged {
+		t.Fatalf("first render: key %q, unchanged %v; want a key and a render", first.Key, first.Unchanged)
+	}
+	ask := func(hard bool, maxAge time.Duration) *Response {
+		t.Helper()
+		req := request(repo.URL(), "app")
+		req.Unless, req.Hard, req.MaxRevisionAge = first.Key, hard, maxAge
+		resp, err := server.Manifests(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+
+	same := ask(false, 0)
+	if !same.Unchanged || len(same.Manifests) != 0 || same.Key != first.Key || same.Revisions[0] != first.Revisions[0] {
+		t.Errorf("same commit: unchanged %v, %d manifests, key %q, revisions %v; want unchanged, none, %q, %v",
+			same.Unchanged, len(same.Manifests), same.Key, same.Revisions, first.Key, first.Revisions)
+	}
+	if hard := ask(true, 0); hard.Unchanged || len(hard.Manifests) != 1 {
+		t.Errorf("hard refresh: unchanged %v with %d manifests; want a render", hard.Unchanged, len(hard.Manifests))
+	}
+
+	sha := repo.Commit(map[string]string{"app/cm.yaml": strings.ReplaceAll(configMapYAML, "level: info", "level: debug")})
+	clock.Advance(time.Second)
+	moved := ask(false, time.Nanosecond) // a poll: no older answer than now
+	if moved.Unchanged || len(moved.Manifests) != 1 || moved.Revisions[0] != sha || moved.Key == first.Key {
+		t.Errorf("new commit: unchanged %v, %d manifests, revisions %v; want a render of %s under a new key",
+			moved.Unchanged, len(moved.Manifests), moved.Revisions, sha)
+	}
+}

@@ -144,6 +144,11 @@ type Request struct {
 	// instead of RevisionTTL: a periodic poll must see new commits, while
 	// many apps of one repository polled together still share one ls-remote.
 	MaxRevisionAge time.Duration
+	// Unless, when set, is the Key of an earlier Response: when the
+	// sources resolve to that same render, Manifests answers Unchanged,
+	// with the revisions and no manifests, and decodes nothing. Hard
+	// ignores it.
+	Unless string
 }
 
 // Response is what the sources rendered to.
@@ -155,6 +160,11 @@ type Response struct {
 	Manifests []render.Manifest
 	// CacheHit reports that nothing was rendered.
 	CacheHit bool
+	// Key names the render: responses with equal keys have equal manifests.
+	Key string
+	// Unchanged reports that the render is Request.Unless's; Manifests is
+	// empty then.
+	Unchanged bool
 }
 
 // Manifests resolves, fetches and renders the sources of req.
@@ -185,6 +195,11 @@ func (s *Server) Manifests(ctx context.Context, req Request) (*Response, error) 
 	key, err := cacheKey(req, resp.Revisions)
 	if err != nil {
 		return nil, err
+	}
+	resp.Key = key
+	if !req.Hard && req.Unless == key {
+		resp.Unchanged = true
+		return resp, nil
 	}
 	if !req.Hard {
 		if manifests, ok := s.cache.get(key); ok {
