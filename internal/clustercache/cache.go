@@ -14,8 +14,11 @@
 package clustercache
 
 import (
+	"cmp"
 	"context"
+	"crypto/sha256"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -35,6 +38,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/skiffcd/skiff/internal/diff"
+	"github.com/skiffcd/skiff/internal/digest"
 )
 
 // ResourceKey identifies a live object.
@@ -485,6 +489,42 @@ func (c *Cache) AppObjects(app string) []*unstructured.Unstructured {
 	found := c.lookupLocked(c.byApp[app])
 	c.mu.RUnlock()
 	return decodeAll(found)
+}
+
+// Versions returns a digest of the versions of the objects tracked to app
+// and of the objects keys name, tracked or not: it changes whenever one of
+// them is created, updated, deleted or tracked to another app (written
+// ones included: Record stores their versions), and costs no decoding. A
+// comparison takes it before reading the live objects, so that a change it
+// may have missed shows as a new digest the next time.
+func (c *Cache) Versions(app string, keys []ResourceKey) [sha256.Size]byte {
+	c.mu.RLock()
+	all := make(map[ResourceKey]bool, len(c.byApp[app])+len(keys))
+	for k := range c.byApp[app] {
+		all[k] = true
+	}
+	for _, k := range keys {
+		all[k] = true
+	}
+	sorted := make([]ResourceKey, 0, len(all))
+	for k := range all {
+		sorted = append(sorted, k)
+	}
+	slices.SortFunc(sorted, func(a, b ResourceKey) int {
+		return cmp.Or(strings.Compare(a.Group, b.Group), strings.Compare(a.Kind, b.Kind),
+			strings.Compare(a.Namespace, b.Namespace), strings.Compare(a.Name, b.Name))
+	})
+	fields := make([]string, 0, 7*len(sorted))
+	for _, k := range sorted {
+		fields = append(fields, k.Group, k.Kind, k.Namespace, k.Name)
+		if s, ok := c.objects[k]; ok {
+			fields = append(fields, "live", s.meta.ResourceVersion, s.app)
+		} else {
+			fields = append(fields, "absent", "", "")
+		}
+	}
+	c.mu.RUnlock()
+	return digest.Strings(fields...)
 }
 
 // lookupLocked returns the stored objects of keys, sorted by key.
