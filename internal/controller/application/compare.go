@@ -27,6 +27,8 @@ type comparison struct {
 	// failed says the state could not be determined (bad spec, render error):
 	// nothing may be synced or pruned from it.
 	failed bool
+	// inputs is what the outcome was found on; nil when failed.
+	inputs *comparisonInputs
 }
 
 // compare renders the app, compares it with the live objects and writes
@@ -49,7 +51,8 @@ func (r *Reconciler) compare(ctx context.Context, app *v1alpha1.Application, har
 	conds := newConditions(app.Status.Conditions, now)
 	conds.set(v1alpha1.ApplicationConditionUnsupportedField, unsupportedFields(app))
 
-	if msg := r.validate(ctx, app); msg != "" {
+	proj, msg := r.validate(ctx, app)
+	if msg != "" {
 		conds.set(v1alpha1.ApplicationConditionInvalidSpecError, msg)
 		conds.clear(v1alpha1.ApplicationConditionComparisonError)
 		app.Status.Conditions = conds.list()
@@ -58,10 +61,7 @@ func (r *Reconciler) compare(ctx context.Context, app *v1alpha1.Application, har
 	}
 	conds.clear(v1alpha1.ApplicationConditionInvalidSpecError)
 
-	resp, err := r.Repo.Manifests(ctx, reposerver.Request{
-		AppName: app.Name, Sources: app.Spec.GetSources(), Namespace: app.Spec.Destination.Namespace,
-		KubeVersion: r.kubeVersion, APIVersions: r.apiVersions, Hard: hard, MaxRevisionAge: maxRevisionAge,
-	})
+	resp, err := r.Repo.Manifests(ctx, r.manifestRequest(app, hard, maxRevisionAge))
 	if err != nil {
 		// Keep the last known resources and health: the live state did not
 		// change because git became unreadable.
@@ -81,10 +81,17 @@ func (r *Reconciler) compare(ctx context.Context, app *v1alpha1.Application, har
 	app.Status.SourceTypes, app.Status.SourceType = sourceTypes(app)
 
 	desired := r.withNamespaces(app, resp.Manifests)
-	if violations := r.projectViolations(ctx, app, desired); violations != "" {
+	if violations := projectViolations(proj, app, desired); violations != "" {
 		conds.set(v1alpha1.ApplicationConditionInvalidSpecError, violations)
 	}
 
+	keys := make([]clustercache.ResourceKey, len(desired))
+	for i, d := range desired {
+		keys[i] = clustercache.KeyOf(d)
+	}
+	// Before the live objects are read: a change in between shows as a new
+	// version next time rather than going unseen.
+	versions := r.Cache.Versions(app.Name, keys)
 	live := withWritten(r.Cache.AppObjects(app.Name), written)
 	resources, syncStatus := r.resourceStatuses(ctx, app, desired, live, written)
 	app.Status.Resources = resources
@@ -92,7 +99,17 @@ func (r *Reconciler) compare(ctx context.Context, app *v1alpha1.Application, har
 	app.Status.Health = appHealth(app.Status.Health, resources, now)
 	app.Status.Summary.Images = images(desired, live)
 	app.Status.Conditions = conds.list()
-	return comparison{desired: desired, revisions: resp.Revisions}
+	return comparison{desired: desired, revisions: resp.Revisions, inputs: &comparisonInputs{
+		project: proj.ResourceVersion, render: resp.Key, objects: keys, live: versions,
+	}}
+}
+
+// manifestRequest asks for the rendered target state of app's sources.
+func (r *Reconciler) manifestRequest(app *v1alpha1.Application, hard bool, maxRevisionAge time.Duration) reposerver.Request {
+	return reposerver.Request{
+		AppName: app.Name, Sources: app.Spec.GetSources(), Namespace: app.Spec.Destination.Namespace,
+		KubeVersion: r.kubeVersion, APIVersions: r.apiVersions, Hard: hard, MaxRevisionAge: maxRevisionAge,
+	}
 }
 
 // withNamespaces gives the rendered objects (the comparison's own) that

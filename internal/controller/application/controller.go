@@ -82,7 +82,9 @@ type Reconciler struct {
 	polls       pollSchedule
 	// diffs remembers the last answers of the diff for each app's objects:
 	// most pairs compared are the same as the time before.
-	diffs       diff.Memo
+	diffs diff.Memo
+	// compared holds what each app's last reusable comparison read.
+	compared    lastComparisons
 	liveChanges chan event.TypedGenericEvent[*v1alpha1.Application]
 	// ourWrites maps an Application's key to the resourceVersion of the
 	// operation worker's latest write of it.
@@ -267,6 +269,7 @@ func (r *Reconciler) reconcileCompare(ctx context.Context, req ctrl.Request) (ct
 			forgetAppInfo(req.Namespace, req.Name)
 			r.polls.forget(req.Name)
 			r.diffs.Forget(req.Name)
+			r.compared.forget(req.Name)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -289,12 +292,19 @@ func (r *Reconciler) reconcileCompare(ctx context.Context, req ctrl.Request) (ct
 		// synced; comparing now, on the way, would only cost a write.
 		return ctrl.Result{RequeueAfter: operationCompareDeferral}, nil
 	}
+	if refresh == "" && r.unchanged(ctx, app, maxAge) {
+		observeComparison(app, comparisonReused)
+		return r.recordCompared(ctx, app, orig, maxAge > 0, start)
+	}
+	r.compared.forget(app.Name)
+	observeComparison(app, comparisonComputed)
 	prevHealth := app.Status.Health.Status
 
 	cmp := r.compare(ctx, app, refresh == refreshHard, maxAge, nil)
 	r.autoSync(app, cmp)
 	delete(app.Annotations, AnnotationRefresh)
 	if !statusWriteNeeded(orig, app, maxAge > 0, r.now(), r.RefreshPeriod) {
+		r.rememberComparison(app, cmp)
 		observeReconcile(app, r.now().Sub(start))
 		return ctrl.Result{RequeueAfter: r.polls.wait(app.Name, r.now(), r.RefreshPeriod)}, nil
 	}
@@ -315,8 +325,40 @@ func (r *Reconciler) reconcileCompare(ctx context.Context, req ctrl.Request) (ct
 		r.Recorder.Eventf(app, nil, "Normal", eventReasonOperationStarted, "Sync", "Initiated sync to %s", targetRevision(app))
 	}
 	r.recordHealthChange(app, prevHealth)
+	r.rememberComparison(app, cmp)
 	observeReconcile(app, r.now().Sub(start))
 	return ctrl.Result{RequeueAfter: r.polls.wait(app.Name, r.now(), r.RefreshPeriod)}, nil
+}
+
+// recordCompared ends a comparison that found nothing new (unchanged): only
+// the comparison's timestamps move, and they are written as any
+// comparison's are (statusWriteNeeded).
+func (r *Reconciler) recordCompared(ctx context.Context, app, orig *v1alpha1.Application, poll bool, start time.Time) (ctrl.Result, error) {
+	now := metav1.NewTime(r.now())
+	app.Status.ReconciledAt, app.Status.ObservedAt = &now, &now
+	if timestampsDue(orig, poll, now.Time, r.RefreshPeriod) {
+		if err := r.Client.Patch(ctx, app, client.MergeFrom(orig)); err != nil {
+			r.compared.forget(app.Name)
+			if apierrors.IsConflict(err) {
+				return ctrl.Result{RequeueAfter: time.Millisecond}, nil
+			}
+			return ctrl.Result{}, fmt.Errorf("writing status: %w", err)
+		}
+		r.compared.moved(app.Name, app.ResourceVersion)
+	}
+	observeReconcile(app, r.now().Sub(start))
+	return ctrl.Result{RequeueAfter: r.polls.wait(app.Name, r.now(), r.RefreshPeriod)}, nil
+}
+
+// rememberComparison keeps what cmp read when its outcome, now in app
+// (written or equal but for timestamps), may stand for the next comparison.
+func (r *Reconciler) rememberComparison(app *v1alpha1.Application, cmp comparison) {
+	if !reusable(app, cmp) {
+		return
+	}
+	in := *cmp.inputs
+	in.app = app.ResourceVersion
+	r.compared.remember(app.Name, in)
 }
 
 // operationJustStarted reports whether app has an operation running for
@@ -338,9 +380,12 @@ func (r *Reconciler) operationJustStarted(app *v1alpha1.Application) bool {
 // one write per period in steady state. A comparison that a live change
 // triggered and that found nothing new costs no write.
 func statusWriteNeeded(orig, updated *v1alpha1.Application, poll bool, now time.Time, period time.Duration) bool {
-	if !onlyComparedAtChanged(orig, updated) {
-		return true
-	}
+	return !onlyComparedAtChanged(orig, updated) || timestampsDue(orig, poll, now, period)
+}
+
+// timestampsDue reports whether a comparison that changed nothing but its
+// timestamps writes them: a poll does when orig's reconciledAt is a period old.
+func timestampsDue(orig *v1alpha1.Application, poll bool, now time.Time, period time.Duration) bool {
 	recorded := orig.Status.ReconciledAt
 	return poll && (recorded == nil || now.Sub(recorded.Time) >= period)
 }
@@ -366,10 +411,10 @@ func (r *Reconciler) recordHealthChange(app *v1alpha1.Application, prev v1alpha1
 // revision (a failed revision is not retried in a loop), and for drift only
 // with selfHeal, after a growing back-off.
 func (r *Reconciler) autoSync(app *v1alpha1.Application, cmp comparison) {
-	auto := app.Spec.SyncPolicy
-	if auto == nil || auto.Automated == nil || (auto.Automated.Enabled != nil && !*auto.Automated.Enabled) {
+	if !automated(app) {
 		return
 	}
+	auto := app.Spec.SyncPolicy
 	if cmp.failed || app.Operation != nil || app.Status.Sync.Status != v1alpha1.SyncStatusCodeOutOfSync ||
 		hasCondition(app, v1alpha1.ApplicationConditionInvalidSpecError) {
 		return
@@ -407,6 +452,12 @@ func (r *Reconciler) autoSync(app *v1alpha1.Application, cmp comparison) {
 	}
 }
 
+// automated reports whether app syncs by itself.
+func automated(app *v1alpha1.Application) bool {
+	auto := app.Spec.SyncPolicy
+	return auto != nil && auto.Automated != nil && (auto.Automated.Enabled == nil || *auto.Automated.Enabled)
+}
+
 func autoHealAttempts(op *v1alpha1.SyncOperation) int64 {
 	if op == nil {
 		return 0
@@ -429,30 +480,30 @@ func selfHealBackoff(attempts int64) time.Duration {
 	return min(d, maxSelfHealBackoff)
 }
 
-// validate checks the destination and the project; the message explains a
-// spec Skiff cannot act on.
-func (r *Reconciler) validate(ctx context.Context, app *v1alpha1.Application) string {
+// validate checks the destination and the project and returns the project;
+// a message explains a spec Skiff cannot act on.
+func (r *Reconciler) validate(ctx context.Context, app *v1alpha1.Application) (*v1alpha1.AppProject, string) {
 	if len(app.Spec.GetSources()) == 0 {
-		return "spec.source or spec.sources is required"
+		return nil, "spec.source or spec.sources is required"
 	}
 	dest := app.Spec.Destination
 	if !isLocal(dest) {
-		return fmt.Sprintf("cluster %q is not configured: Skiff manages the cluster it runs against (%s, %s)",
+		return nil, fmt.Sprintf("cluster %q is not configured: Skiff manages the cluster it runs against (%s, %s)",
 			firstNonEmpty(dest.Server, dest.Name), localServer, localName)
 	}
 	proj, err := r.project(ctx, app)
 	if err != nil {
-		return err.Error()
+		return nil, err.Error()
 	}
 	for _, src := range app.Spec.GetSources() {
 		if err := checkSource(proj, src.RepoURL); err != nil {
-			return err.Error()
+			return nil, err.Error()
 		}
 	}
 	if err := checkDestination(proj, dest); err != nil {
-		return err.Error()
+		return nil, err.Error()
 	}
-	return ""
+	return proj, ""
 }
 
 func isLocal(d v1alpha1.ApplicationDestination) bool {

@@ -21,6 +21,10 @@ var (
 		Help:    "Duration of application comparisons.",
 		Buckets: []float64{0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30},
 	}, []string{"namespace"})
+	comparisonsTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "skiff_app_comparisons_total",
+		Help: "Application comparisons by outcome: computed (rendered, diffed, assessed) or reused (nothing they read had changed since the last one).",
+	}, []string{"namespace", "outcome"})
 	appInfo = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "skiff_app_info",
 		Help: "Information about each application; the value is always 1.",
@@ -28,7 +32,7 @@ var (
 )
 
 func init() {
-	metrics.Registry.MustRegister(syncTotal, reconcileSeconds, appInfo)
+	metrics.Registry.MustRegister(syncTotal, reconcileSeconds, comparisonsTotal, appInfo)
 }
 
 // appInfoLabels holds each app's current skiff_app_info label values by
@@ -48,6 +52,16 @@ func observeReconcile(app *v1alpha1.Application, took time.Duration) {
 		appInfo.DeleteLabelValues(prev.([]string)...)
 	}
 	appInfo.WithLabelValues(labels...).Set(1)
+}
+
+// Outcomes of comparisons (skiff_app_comparisons_total).
+const (
+	comparisonComputed = "computed"
+	comparisonReused   = "reused"
+)
+
+func observeComparison(app *v1alpha1.Application, outcome string) {
+	comparisonsTotal.WithLabelValues(app.Namespace, outcome).Inc()
 }
 
 // forgetAppInfo drops the skiff_app_info series of a deleted app.

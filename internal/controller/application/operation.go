@@ -121,7 +121,8 @@ func (r *Reconciler) sync(ctx context.Context, app *v1alpha1.Application) (synce
 	if op == nil {
 		return syncengine.Result{}, nil, fmt.Errorf("only sync operations are supported")
 	}
-	if msg := r.validate(ctx, app); msg != "" {
+	proj, msg := r.validate(ctx, app)
+	if msg != "" {
 		return syncengine.Result{}, nil, fmt.Errorf("%s", msg)
 	}
 	if ok, reason := r.canSync(ctx, app); !ok {
@@ -142,7 +143,7 @@ func (r *Reconciler) sync(ctx context.Context, app *v1alpha1.Application) (synce
 		syncResult.Source, syncResult.Revision = srcs[0], resp.Revisions[0]
 	}
 	desired := r.withNamespaces(app, resp.Manifests)
-	if violations := r.projectViolations(ctx, app, desired); violations != "" {
+	if violations := projectViolations(proj, app, desired); violations != "" {
 		return syncengine.Result{}, syncResult, fmt.Errorf("%s", violations)
 	}
 

@@ -43,12 +43,8 @@ func checkDestination(p *v1alpha1.AppProject, d v1alpha1.ApplicationDestination)
 	return project.CheckDestination(p, d.Server, d.Name, d.Namespace)
 }
 
-// projectViolations lists the desired objects the project does not permit.
-func (r *Reconciler) projectViolations(ctx context.Context, app *v1alpha1.Application, desired []*unstructured.Unstructured) string {
-	proj, err := r.project(ctx, app)
-	if err != nil {
-		return err.Error()
-	}
+// projectViolations lists the desired objects proj does not permit.
+func projectViolations(proj *v1alpha1.AppProject, app *v1alpha1.Application, desired []*unstructured.Unstructured) string {
 	var msgs []string
 	for _, obj := range desired {
 		gvk := obj.GroupVersionKind()

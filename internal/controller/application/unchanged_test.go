@@ -1,0 +1,189 @@
+package application
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/skiffcd/skiff/api/v1alpha1"
+	"github.com/skiffcd/skiff/internal/testgit"
+)
+
+func TestReusable(t *testing.T) {
+	inputs := &comparisonInputs{render: "key"}
+	auto := &v1alpha1.SyncPolicy{Automated: &v1alpha1.SyncPolicyAutomated{SelfHeal: true}}
+	off := false
+	disabled := &v1alpha1.SyncPolicy{Automated: &v1alpha1.SyncPolicyAutomated{Enabled: &off}}
+	tests := map[string]struct {
+		policy    *v1alpha1.SyncPolicy
+		sync      v1alpha1.SyncStatusCode
+		operation bool
+		failed    bool
+		want      bool
+	}{
+		"a synced auto-synced app is reusable":         {policy: auto, sync: v1alpha1.SyncStatusCodeSynced, want: true},
+		"an out-of-sync manual app is reusable":        {sync: v1alpha1.SyncStatusCodeOutOfSync, want: true},
+		"an out-of-sync app with auto-sync off is too": {policy: disabled, sync: v1alpha1.SyncStatusCodeOutOfSync, want: true},
+		"an out-of-sync auto-synced app is not: self-heal waits for a time": {
+			policy: auto, sync: v1alpha1.SyncStatusCodeOutOfSync},
+		"an app with an operation is not": {sync: v1alpha1.SyncStatusCodeSynced, operation: true},
+		"a failed comparison is not":      {sync: v1alpha1.SyncStatusCodeUnknown, failed: true},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			app := &v1alpha1.Application{}
+			app.Spec.SyncPolicy = tc.policy
+			app.Status.Sync.Status = tc.sync
+			if tc.operation {
+				app.Operation = &v1alpha1.Operation{Sync: &v1alpha1.SyncOperation{}}
+			}
+			cmp := comparison{inputs: inputs, failed: tc.failed}
+			if tc.failed {
+				cmp.inputs = nil
+			}
+			if got := reusable(app, cmp); got != tc.want {
+				t.Errorf("reusable = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// reusedComparisons reads skiff_app_comparisons_total{outcome="reused"} of
+// namespace ns.
+func reusedComparisons(t *testing.T, ns string) float64 {
+	t.Helper()
+	var m dto.Metric
+	if err := comparisonsTotal.WithLabelValues(ns, comparisonReused).Write(&m); err != nil {
+		t.Fatal(err)
+	}
+	return m.GetCounter().GetValue()
+}
+
+// waitReused waits until namespace ns has had n more reused comparisons
+// than from.
+func waitReused(t *testing.T, ns string, from float64, n int, what string) {
+	t.Helper()
+	err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		return reusedComparisons(t, ns) >= from+float64(n), nil
+	})
+	if err != nil {
+		t.Fatalf("%s: %v reused comparisons, want %v", what, reusedComparisons(t, ns), from+float64(n))
+	}
+}
+
+// Polls of an app where nothing changed reuse its last comparison, still
+// record when they compared, and still find a new commit.
+func TestPollsOfAnUnchangedAppReuseItsComparison(t *testing.T) {
+	ctx := context.Background()
+	argocd, dest := cluster.Namespace(t), cluster.Namespace(t)
+	c, _ := startReconciler(t, argocd, 2*time.Second)
+	repo := testgit.New(t)
+	repo.Commit(map[string]string{"app/a.yaml": strings.ReplaceAll(configMapYAML, "%s", "a")})
+	app := newApp(argocd, "polled", repo.URL(), "app", dest, &v1alpha1.SyncPolicy{Automated: &v1alpha1.SyncPolicyAutomated{Prune: true}})
+	if err := c.Create(ctx, app); err != nil {
+		t.Fatal(err)
+	}
+	key := client.ObjectKeyFromObject(app)
+	synced := waitApp(t, c, key, "auto-synced", statusIs(v1alpha1.SyncStatusCodeSynced, v1alpha1.HealthStatusHealthy))
+	waitReused(t, argocd, reusedComparisons(t, argocd), 2, "polls after the sync")
+	waitApp(t, c, key, "reconciledAt written by a poll", func(a *v1alpha1.Application) bool {
+		return a.Status.ReconciledAt != nil && a.Status.ReconciledAt.After(synced.Status.ReconciledAt.Time)
+	})
+
+	sha := repo.Commit(map[string]string{"app/a.yaml": strings.ReplaceAll(strings.ReplaceAll(configMapYAML, "%s", "a"), "k: v", "k: committed")})
+	waitApp(t, c, key, "the commit found by a poll and synced", func(a *v1alpha1.Application) bool {
+		return a.Status.Sync.Revision == sha && a.Status.Sync.Status == v1alpha1.SyncStatusCodeSynced
+	})
+}
+
+// Each thing a comparison reads shows at the next comparison once it
+// changes, though the one before it was reused: a commit, the project, a
+// live object. Comparisons are asked one at a time (polls are an hour
+// apart), so none can be computed by chance.
+func TestAReusedComparisonSeesEachInputChange(t *testing.T) {
+	ctx := context.Background()
+	argocd, dest := cluster.Namespace(t), cluster.Namespace(t)
+	c, r := startReconciler(t, argocd, time.Hour)
+	repo := testgit.New(t)
+	repo.Commit(map[string]string{"app/a.yaml": strings.ReplaceAll(configMapYAML, "%s", "a")})
+	// Auto-sync without self-heal: drift stays visible as OutOfSync.
+	app := newApp(argocd, "steady", repo.URL(), "app", dest, &v1alpha1.SyncPolicy{Automated: &v1alpha1.SyncPolicyAutomated{Prune: true}})
+	if err := c.Create(ctx, app); err != nil {
+		t.Fatal(err)
+	}
+	key := client.ObjectKeyFromObject(app)
+	waitApp(t, c, key, "auto-synced", statusIs(v1alpha1.SyncStatusCodeSynced, v1alpha1.HealthStatusHealthy))
+	// compareReused asks for comparisons until one is reused (the first
+	// after a sync's may be computed): what changes next changes under a
+	// remembered comparison.
+	compareReused := func(what string) {
+		t.Helper()
+		from := reusedComparisons(t, argocd)
+		err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+			r.enqueueCompare(key.Name)
+			return reusedComparisons(t, argocd) > from, nil
+		})
+		if err != nil {
+			t.Fatalf("%s: no comparison was reused", what)
+		}
+	}
+	compareReused("after the sync")
+
+	sha := repo.Commit(map[string]string{"app/a.yaml": strings.ReplaceAll(strings.ReplaceAll(configMapYAML, "%s", "a"), "k: v", "k: committed")})
+	r.Repo.Forget(repo.URL()) // the next resolution asks git, without a revision move to spread
+	r.enqueueCompare(key.Name)
+	waitApp(t, c, key, "the commit found and synced", func(a *v1alpha1.Application) bool {
+		return a.Status.Sync.Revision == sha && a.Status.Sync.Status == v1alpha1.SyncStatusCodeSynced
+	})
+	compareReused("after the commit")
+
+	proj := &v1alpha1.AppProject{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: argocd, Name: "default"}, proj); err != nil {
+		t.Fatal(err)
+	}
+	patch := client.MergeFrom(proj.DeepCopy())
+	proj.Spec.SourceRepos = []string{"https://example.invalid/*"}
+	if err := c.Patch(ctx, proj, patch); err != nil {
+		t.Fatal(err)
+	}
+	// The cached project must show the change before the comparison.
+	if err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
+		cached := &v1alpha1.AppProject{}
+		err := r.Client.Get(ctx, client.ObjectKeyFromObject(proj), cached)
+		return err == nil && cached.ResourceVersion == proj.ResourceVersion, nil
+	}); err != nil {
+		t.Fatal("the project's change never reached the cache")
+	}
+	r.enqueueCompare(key.Name)
+	waitApp(t, c, key, "the project's new rule applied", func(a *v1alpha1.Application) bool {
+		return conditionMessage(a, v1alpha1.ApplicationConditionInvalidSpecError) != ""
+	})
+	patch = client.MergeFrom(proj.DeepCopy())
+	proj.Spec.SourceRepos = []string{"*"}
+	if err := c.Patch(ctx, proj, patch); err != nil {
+		t.Fatal(err)
+	}
+	waitApp(t, c, key, "the project's rule lifted", func(a *v1alpha1.Application) bool {
+		r.enqueueCompare(key.Name)
+		return conditionMessage(a, v1alpha1.ApplicationConditionInvalidSpecError) == "" &&
+			a.Status.Sync.Status == v1alpha1.SyncStatusCodeSynced
+	})
+	compareReused("after the project's change")
+
+	cm := &corev1.ConfigMap{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: dest, Name: "a"}, cm); err != nil {
+		t.Fatal(err)
+	}
+	cmPatch := client.MergeFrom(cm.DeepCopy())
+	cm.Data["k"] = "drifted"
+	if err := c.Patch(ctx, cm, cmPatch); err != nil {
+		t.Fatal(err)
+	}
+	waitApp(t, c, key, "the live change seen", statusIs(v1alpha1.SyncStatusCodeOutOfSync, v1alpha1.HealthStatusHealthy))
+}
