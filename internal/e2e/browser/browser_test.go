@@ -40,6 +40,9 @@ func newPage(t *testing.T, width, height int) *page {
 		chromedp.Flag("disable-quic", true),
 		// Containers often have a small /dev/shm; Chromium then crashes tabs.
 		chromedp.Flag("disable-dev-shm-usage", true),
+		// Which puts its shared memory files under TMPDIR, where they
+		// outlive the browser unless the test's own directory holds them.
+		chromedp.Env("TMPDIR=" + t.TempDir()),
 		chromedp.UserDataDir(t.TempDir()),
 		chromedp.WindowSize(width, height),
 	}
