@@ -8,6 +8,29 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
+// newUnstartedCache returns a Cache with annotation tracking that watches
+// nothing: tests feed it watch events.
+func newUnstartedCache() *Cache {
+	return &Cache{
+		opts:     Options{Tracking: TrackingAnnotationMode},
+		objects:  map[ResourceKey]*stored{},
+		byApp:    map[string]map[ResourceKey]bool{},
+		children: map[types.UID]map[ResourceKey]bool{},
+	}
+}
+
+// watchEvent delivers u of kind gvk to c as the informer's transform makes
+// watch events.
+func watchEvent(t *testing.T, c *Cache, gvk schema.GroupVersionKind, u *unstructured.Unstructured) *stored {
+	t.Helper()
+	s, err := transform(gvk, TrackingAnnotationMode)(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.upsert(s.(*stored))
+	return s.(*stored)
+}
+
 // A sync's writes reach the cache at once, and neither a recorded write
 // nor a watch event ever moves an object back to an older version.
 func TestRecordKeepsTheLaterVersion(t *testing.T) {
@@ -48,22 +71,8 @@ func TestRecordKeepsTheLaterVersion(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			c := &Cache{
-				opts:     Options{Tracking: TrackingAnnotationMode},
-				objects:  map[ResourceKey]*stored{},
-				byApp:    map[string]map[ResourceKey]bool{},
-				children: map[types.UID]map[ResourceKey]bool{},
-			}
-			// Watch events reach the cache as the informer's transform
-			// made them.
-			watchEvent := func(u *unstructured.Unstructured) *stored {
-				s, err := transform(gvk, TrackingAnnotationMode)(u)
-				if err != nil {
-					t.Fatal(err)
-				}
-				c.upsert(s.(*stored))
-				return s.(*stored)
-			}
+			c := newUnstartedCache()
+			watchEvent := func(u *unstructured.Unstructured) *stored { return watchEvent(t, c, gvk, u) }
 			if tc.cached != nil {
 				watchEvent(tc.cached)
 			}

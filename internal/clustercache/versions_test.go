@@ -5,7 +5,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 )
 
 // Versions stands for what a comparison of an app reads from the cache:
@@ -56,19 +55,8 @@ func TestVersionsChangeWithTheObjectsAComparisonReads(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			c := &Cache{
-				opts:     Options{Tracking: TrackingAnnotationMode},
-				objects:  map[ResourceKey]*stored{},
-				byApp:    map[string]map[ResourceKey]bool{},
-				children: map[types.UID]map[ResourceKey]bool{},
-			}
-			upsert := func(u *unstructured.Unstructured) {
-				s, err := transform(gvk, TrackingAnnotationMode)(u)
-				if err != nil {
-					t.Fatal(err)
-				}
-				c.upsert(s.(*stored))
-			}
+			c := newUnstartedCache()
+			upsert := func(u *unstructured.Unstructured) { watchEvent(t, c, gvk, u) }
 			for _, u := range base {
 				upsert(u)
 			}
