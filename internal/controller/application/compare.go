@@ -93,7 +93,7 @@ func (r *Reconciler) compare(ctx context.Context, app *v1alpha1.Application, har
 	// version next time rather than going unseen.
 	versions := r.Cache.Versions(app.Name, keys)
 	live := withWritten(r.Cache.AppObjects(app.Name), written)
-	resources, syncStatus := r.resourceStatuses(ctx, app, desired, live, written)
+	resources, syncStatus := r.resourceStatuses(ctx, app, desired, keys, live, written)
 	app.Status.Resources = resources
 	app.Status.Sync.Status = syncStatus
 	app.Status.Health = appHealth(app.Status.Health, resources, now)
@@ -180,15 +180,16 @@ func newer(cached, written *unstructured.Unstructured) *unstructured.Unstructure
 	return written
 }
 
-// resourceStatuses compares each desired object with its live one (just
-// written, or cached; read whole from the API server when no app tracks it
-// yet), and lists live objects git no longer has as requiring pruning.
-func (r *Reconciler) resourceStatuses(ctx context.Context, app *v1alpha1.Application, desired, live []*unstructured.Unstructured, written map[clustercache.ResourceKey]*unstructured.Unstructured) ([]v1alpha1.ResourceStatus, v1alpha1.SyncStatusCode) {
+// resourceStatuses compares each desired object (keys[i] is desired[i]'s)
+// with its live one (just written, or cached; read whole from the API
+// server when no app tracks it yet), and lists live objects git no longer
+// has as requiring pruning.
+func (r *Reconciler) resourceStatuses(ctx context.Context, app *v1alpha1.Application, desired []*unstructured.Unstructured, keys []clustercache.ResourceKey, live []*unstructured.Unstructured, written map[clustercache.ResourceKey]*unstructured.Unstructured) ([]v1alpha1.ResourceStatus, v1alpha1.SyncStatusCode) {
 	sync := v1alpha1.SyncStatusCodeSynced
 	var out []v1alpha1.ResourceStatus
 	seen := map[clustercache.ResourceKey]bool{}
-	for _, d := range desired {
-		key := clustercache.KeyOf(d)
+	for i, d := range desired {
+		key := keys[i]
 		seen[key] = true
 		if isHook(d) {
 			continue // hooks run during syncs; they are not part of the state
