@@ -335,6 +335,9 @@ func runN(n int, bin, tmp string) (res result, err error) {
 	// 3. Initial sync.
 	stopProfile := startCPUProfile(pprofAddr, fmt.Sprintf("cpu-initial-%d.pprof", n))
 	apiserver.phase()
+	initQueues0 := scrapeQueues(ctx, metricsAddr)
+	initCompared0, _ := scrapeSeries(ctx, http.DefaultClient, "http://"+metricsAddr+"/metrics", "skiff_app_comparisons_total")
+	initAPI0, _ := scrapeSeries(ctx, metrics.client, metrics.url, "apiserver_request_total")
 	start := time.Now()
 	if err := forEach(n, func(i int) error {
 		return c.Create(ctx, application(i, repo.url()))
@@ -355,6 +358,13 @@ func runN(n int, bin, tmp string) (res result, err error) {
 	saveProfile(pprofAddr, "heap", fmt.Sprintf("heap-initial-%d.pprof", n))
 	fmt.Printf("initial sync: %d apps Synced+Healthy in %s (created in %s): %.2f CPU-s, peak RSS %.1f MiB; kube-apiserver %.1f CPU-s\n",
 		n, res.initial.Round(time.Millisecond), created.Round(time.Millisecond), res.initialCPU, res.initialRSS, apiInitial)
+	// Comparisons per app tell how much of the phase's CPU the live
+	// changes (a Deployment's status moving while its pods start) cost.
+	initCompared1, _ := scrapeSeries(ctx, http.DefaultClient, "http://"+metricsAddr+"/metrics", "skiff_app_comparisons_total")
+	initAPI1, _ := scrapeSeries(ctx, metrics.client, metrics.url, "apiserver_request_total")
+	fmt.Printf("initial sync: apiserver_request_total increases (all clients) by verb and resource:\n%s", topDeltas(byVerbResource(initAPI0), byVerbResource(initAPI1), 12))
+	fmt.Printf("initial sync: skiff's work queues (items, mean wait in queue, mean work):\n%s", queueDeltas(initQueues0, scrapeQueues(ctx, metricsAddr)))
+	fmt.Printf("initial sync: comparisons (skiff_app_comparisons_total increases):\n%s", topDeltas(initCompared0, initCompared1, 5))
 
 	// 4a. A commit, then a triggered refresh.
 	sha, err := repo.touchAll(n, 1)
