@@ -18,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -49,8 +50,12 @@ const (
 	terminationPollInterval      = time.Second
 	// Event-driven comparisons wait for an operation in its first
 	// operationCompareGrace, looking again every operationCompareDeferral.
-	operationCompareGrace         = 5 * time.Second
-	operationCompareDeferral      = time.Second
+	operationCompareGrace    = 5 * time.Second
+	operationCompareDeferral = time.Second
+	// liveChangeCoalescing is how long a comparison a live change asks for
+	// waits: the changes within it (a Deployment's status moves three or
+	// four times while its pods start) cost one comparison.
+	liveChangeCoalescing          = 300 * time.Millisecond
 	eventReasonOperationStarted   = "OperationStarted"
 	eventReasonOperationCompleted = "OperationCompleted"
 	eventReasonHealthChanged      = "ResourceUpdated"
@@ -86,6 +91,9 @@ type Reconciler struct {
 	// compared holds what each app's last reusable comparison read.
 	compared    lastComparisons
 	liveChanges chan event.TypedGenericEvent[*v1alpha1.Application]
+	// liveObjectChanges queues the comparisons the cluster cache's events
+	// ask for, liveChangeCoalescing later.
+	liveObjectChanges chan event.TypedGenericEvent[*v1alpha1.Application]
 	// ourWrites maps an Application's key to the resourceVersion of the
 	// operation worker's latest write of it.
 	ourWrites sync.Map
@@ -118,11 +126,15 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		return err
 	}
 	r.liveChanges = make(chan event.TypedGenericEvent[*v1alpha1.Application], 1024)
+	r.liveObjectChanges = make(chan event.TypedGenericEvent[*v1alpha1.Application], 1024)
 	r.Cache.Subscribe(func(e clustercache.Event) {
 		if e.App == "" {
 			return
 		}
-		r.enqueueCompare(e.App)
+		select {
+		case r.liveObjectChanges <- appEvent(r.Namespace, e.App):
+		default: // the queue is flooded; the periodic refresh catches up
+		}
 	})
 	r.Repo.OnRevisionMove(r.compareAppsOnMove)
 
@@ -131,6 +143,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Named("application-compare").
 		For(&v1alpha1.Application{}, builder.WithPredicates(inNamespace, specChanged{})).
 		WatchesRawSource(source.Channel(r.liveChanges, &handler.TypedEnqueueRequestForObject[*v1alpha1.Application]{})).
+		WatchesRawSource(source.Channel(r.liveObjectChanges, enqueueAfter(liveChangeCoalescing))).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.CompareWorkers}).
 		Complete(reconcile(r.reconcileCompare))
 	if err != nil {
@@ -249,6 +262,17 @@ func (r *Reconciler) enqueueCompare(app string) {
 	select {
 	case r.liveChanges <- appEvent(r.Namespace, app):
 	default: // the queue is flooded; the periodic refresh catches up
+	}
+}
+
+// enqueueAfter queues the app of each event after delay. The queue holds
+// an app once, at its earliest time, so the events within delay of the
+// first are one comparison.
+func enqueueAfter(delay time.Duration) handler.TypedEventHandler[*v1alpha1.Application, ctrl.Request] {
+	return handler.TypedFuncs[*v1alpha1.Application, ctrl.Request]{
+		GenericFunc: func(_ context.Context, e event.TypedGenericEvent[*v1alpha1.Application], q workqueue.TypedRateLimitingInterface[ctrl.Request]) {
+			q.AddAfter(ctrl.Request{NamespacedName: client.ObjectKeyFromObject(e.Object)}, delay)
+		},
 	}
 }
 

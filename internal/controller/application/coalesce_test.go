@@ -1,0 +1,62 @@
+package application
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+)
+
+// The live changes of one app within the coalescing delay are one
+// comparison, queued the delay after the first; another app's are its own.
+func TestLiveChangesAreCoalesced(t *testing.T) {
+	q := priorityqueue.New[ctrl.Request]("coalesce-test")
+	defer q.ShutDown()
+	delay := 200 * time.Millisecond
+	h := enqueueAfter(delay)
+	first := time.Now()
+	for _, app := range []string{"web", "web", "web", "api", "web"} {
+		h.Generic(context.Background(), appEvent("argocd", app), q)
+	}
+	if n := q.Len(); n != 0 {
+		t.Fatalf("%d comparisons ready at once; want none before the delay", n)
+	}
+
+	got := map[string]int{}
+	for range 2 {
+		req, ok := getWithin(q, 5*time.Second)
+		if !ok {
+			t.Fatalf("only %v queued within 5 s; want web and api once each", got)
+		}
+		if waited := time.Since(first); waited < delay {
+			t.Errorf("%s queued after %v; want no sooner than %v", req.Name, waited, delay)
+		}
+		got[req.Name]++
+		q.Done(req)
+	}
+	if got["web"] != 1 || got["api"] != 1 {
+		t.Errorf("queued %v; want web and api once each", got)
+	}
+	if req, ok := getWithin(q, 2*delay); ok {
+		t.Errorf("%s queued again; want the four changes of web to be one comparison", req.Name)
+	}
+}
+
+// getWithin takes the next ready request from q, waiting at most d.
+func getWithin(q priorityqueue.PriorityQueue[ctrl.Request], d time.Duration) (ctrl.Request, bool) {
+	got := make(chan ctrl.Request, 1)
+	go func() {
+		if req, shutdown := q.Get(); !shutdown {
+			got <- req
+		}
+	}()
+	select {
+	case req := <-got:
+		return req, true
+	case <-time.After(d):
+		return ctrl.Request{}, false
+	}
+}
