@@ -5,9 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
-
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
 )
 
 // The live changes of one app within the coalescing delay are one

@@ -131,10 +131,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		if e.App == "" {
 			return
 		}
-		select {
-		case r.liveObjectChanges <- appEvent(r.Namespace, e.App):
-		default: // the queue is flooded; the periodic refresh catches up
-		}
+		r.offer(r.liveObjectChanges, e.App)
 	})
 	r.Repo.OnRevisionMove(r.compareAppsOnMove)
 
@@ -259,9 +256,16 @@ func phaseOf(app *v1alpha1.Application) v1alpha1.OperationPhase {
 // enqueueCompare queues a comparison of the app named app without a
 // re-render of an unchanged revision; it never blocks.
 func (r *Reconciler) enqueueCompare(app string) {
+	r.offer(r.liveChanges, app)
+}
+
+// offer sends the event of the app named app to a comparison queue's
+// intake without blocking: when the intake is flooded, the periodic
+// refresh catches up.
+func (r *Reconciler) offer(intake chan event.TypedGenericEvent[*v1alpha1.Application], app string) {
 	select {
-	case r.liveChanges <- appEvent(r.Namespace, app):
-	default: // the queue is flooded; the periodic refresh catches up
+	case intake <- appEvent(r.Namespace, app):
+	default:
 	}
 }
 
