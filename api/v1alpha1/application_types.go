@@ -22,7 +22,15 @@ type Application struct {
 	metav1.ObjectMeta `json:"metadata"`
 
 	Spec ApplicationSpec `json:"spec"`
+	// Status is written by the controller only, so the CRD declares it an
+	// object without a schema: validating, pruning and tracking the fields
+	// of a typed status was half of the API server's work on every status
+	// write. Its decoding tolerates fields of the wrong type (see
+	// ApplicationStatus.UnmarshalJSON).
 	// +optional
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:validation:Type=object
+	// +kubebuilder:pruning:PreserveUnknownFields
 	Status ApplicationStatus `json:"status,omitempty"`
 	// Operation is a requested action, such as a sync; the controller runs it,
 	// records the result in status.operationState and clears this field.
@@ -577,6 +585,10 @@ type ApplicationStatus struct {
 	// +kubebuilder:validation:Schemaless
 	// +kubebuilder:validation:Type=object
 	SourceHydrator *runtime.RawExtension `json:"sourceHydrator,omitempty"`
+
+	// unreadable names the fields that UnmarshalJSON left out, and why.
+	unreadable       []string
+	unreadableReason string
 }
 
 // ApplicationSourceType is the kind of renderer a source used.

@@ -304,6 +304,9 @@ func (r *Reconciler) reconcileCompare(ctx context.Context, req ctrl.Request) (ct
 	if app.DeletionTimestamp != nil {
 		return r.finalize(ctx, app)
 	}
+	if fields, reason := app.Status.Unreadable(); len(fields) > 0 {
+		return r.repairStatus(ctx, app, fields, reason)
+	}
 	start := r.now()
 	orig := app.DeepCopy()
 	refresh := r.takeRefresh(app.Name, app.Annotations[AnnotationRefresh])
