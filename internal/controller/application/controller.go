@@ -313,8 +313,9 @@ func (r *Reconciler) reconcileCompare(ctx context.Context, req ctrl.Request) (ct
 	maxAge := time.Duration(0)
 	switch {
 	case refresh != "":
-		maxAge = time.Nanosecond // ask git now; that is this period's poll too
-		r.polls.polled(app.Name, start, r.RefreshPeriod)
+		// Ask git now. The scheduled poll stays: a refresh of every app of
+		// a repository (a webhook) would otherwise gather their polls.
+		maxAge = time.Nanosecond
 	case r.polls.take(app.Name, start, r.RefreshPeriod):
 		maxAge = pollShareWindow(r.RefreshPeriod)
 	}

@@ -9,18 +9,24 @@ import (
 // pollSchedule remembers, per app, when its comparison last asked git for
 // new commits and when it must ask next. The next poll is fixed when a poll
 // happens, so comparisons triggered in between (live changes, operation
-// results) never push it back: a commit is noticed within one period.
+// results, refreshes) never push it back: a commit is noticed within one
+// period. An app's first poll schedules the second anywhere within the
+// period, so that apps created together poll apart: the first poll after a
+// commit finds it for every app of the repository (compareAppsOnMove), and
+// with polls spread that poll comes soon after the commit.
 type pollSchedule struct {
 	mu    sync.Mutex
 	polls map[string]pollTimes
+	// randN returns a number in [0, n); nil means math/rand/v2's.
+	randN func(n int64) int64
 }
 
 type pollTimes struct {
 	last, next time.Time
 }
 
-// A comparison in the last fifth of the period since the previous poll is
-// the poll: it spares a wake-up shortly after it.
+// A comparison in the last fifth of the time between the previous poll
+// and the next is the next poll: it spares a wake-up shortly after it.
 const pollEarlyFraction = 5
 
 // take reports whether a comparison of app at now is its periodic poll,
@@ -31,26 +37,25 @@ func (s *pollSchedule) take(app string, now time.Time, period time.Duration) boo
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	p, ok := s.polls[app]
-	if ok && now.Sub(p.last) < period-period/pollEarlyFraction {
+	if ok && now.Before(p.next.Add(-p.next.Sub(p.last)/pollEarlyFraction)) {
 		return false
 	}
-	s.setLocked(app, now, period)
-	return true
-}
-
-// polled records that a comparison of app at now asked git (a refresh),
-// which counts as this period's poll.
-func (s *pollSchedule) polled(app string, now time.Time, period time.Duration) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.setLocked(app, now, period)
-}
-
-func (s *pollSchedule) setLocked(app string, now time.Time, period time.Duration) {
 	if s.polls == nil {
 		s.polls = map[string]pollTimes{}
 	}
-	s.polls[app] = pollTimes{last: now, next: now.Add(jitteredPeriod(period))}
+	wait := period - time.Duration(s.rand(int64(period)/10+1)) // the last tenth of the period
+	if !ok {
+		wait = time.Duration(s.rand(int64(period))) + 1 // anywhere within it
+	}
+	s.polls[app] = pollTimes{last: now, next: now.Add(wait)}
+	return true
+}
+
+func (s *pollSchedule) rand(n int64) int64 {
+	if s.randN != nil {
+		return s.randN(n)
+	}
+	return rand.Int64N(n)
 }
 
 // wait is how long from now until app's next poll; a whole period for an
@@ -70,12 +75,6 @@ func (s *pollSchedule) forget(app string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.polls, app)
-}
-
-// jitteredPeriod spreads polls over the last tenth of the period, never
-// beyond it: the period is the promise of how late a commit can be noticed.
-func jitteredPeriod(period time.Duration) time.Duration {
-	return period - time.Duration(rand.Int64N(int64(period)/10+1))
 }
 
 // pollShareWindow is how old a resolved revision a poll may reuse, so that

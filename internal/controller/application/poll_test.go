@@ -1,6 +1,7 @@
 package application
 
 import (
+	"fmt"
 	"testing"
 	"time"
 )
@@ -10,31 +11,33 @@ func TestPollSchedule(t *testing.T) {
 	t0 := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
 	type comparison struct {
 		after    time.Duration // since t0
-		refresh  bool
 		wantPoll bool
 	}
 	tests := map[string]struct {
 		comparisons []comparison
+		// randN as a fraction of n; 0 means n-1, the longest wait
+		randFraction int64
 		// the wait after the last comparison, as a range
 		waitAtLeast, waitAtMost time.Duration
 	}{
-		"an app never compared is polled at once, next at 90-100 % of the period": {
+		"an app never compared is polled at once, next within the period": {
 			comparisons: []comparison{{after: 0, wantPoll: true}},
-			waitAtLeast: 90 * time.Second, waitAtMost: period,
+			waitAtLeast: period, waitAtMost: period, // randN at its largest
 		},
 		"a comparison soon after a poll is not a poll and does not put the next one off": {
 			comparisons: []comparison{{after: 0, wantPoll: true}, {after: 50 * time.Second, wantPoll: false}},
 			waitAtLeast: 40 * time.Second, waitAtMost: 50 * time.Second,
 		},
-		"a comparison in the last fifth of the period is the poll": {
+		"a comparison in the last fifth of the period is the poll, the next one within the period's last tenth": {
 			comparisons: []comparison{{after: 0, wantPoll: true}, {after: 81 * time.Second, wantPoll: true}},
-			waitAtLeast: 90 * time.Second, waitAtMost: period,
+			waitAtLeast: 90 * time.Second, waitAtMost: 90 * time.Second, // randN at its largest
 		},
-		"a refresh counts as the period's poll": {
+		"after a short first wait, only the last fifth of that wait is early enough to be the poll": {
 			comparisons: []comparison{
-				{after: 0, wantPoll: true}, {after: 30 * time.Second, refresh: true}, {after: 90 * time.Second, wantPoll: false},
+				{after: 0, wantPoll: true}, {after: 5 * time.Second, wantPoll: false}, {after: 9 * time.Second, wantPoll: true},
 			},
-			waitAtLeast: 30 * time.Second, waitAtMost: 40 * time.Second,
+			randFraction: 10, // a first wait of 10 s; the next wait 99 s
+			waitAtLeast:  99 * time.Second, waitAtMost: 99 * time.Second,
 		},
 		"a comparison just before the last fifth leaves the scheduled poll as it is": {
 			comparisons: []comparison{{after: 0, wantPoll: true}, {after: 79 * time.Second, wantPoll: false}},
@@ -43,14 +46,15 @@ func TestPollSchedule(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			var s pollSchedule
+			s := pollSchedule{randN: func(n int64) int64 {
+				if tc.randFraction > 0 {
+					return n / tc.randFraction
+				}
+				return n - 1
+			}}
 			var now time.Time
 			for i, c := range tc.comparisons {
 				now = t0.Add(c.after)
-				if c.refresh {
-					s.polled("app", now, period)
-					continue
-				}
 				if got := s.take("app", now, period); got != c.wantPoll {
 					t.Fatalf("comparison %d at +%s: poll = %t, want %t", i, c.after, got, c.wantPoll)
 				}
@@ -63,6 +67,31 @@ func TestPollSchedule(t *testing.T) {
 				t.Errorf("wait after forget = %s, want the period", got)
 			}
 		})
+	}
+}
+
+// Apps created together poll apart after their first poll: the first poll
+// after a commit, which finds it for all of them, comes soon after it.
+func TestFirstPollsSpreadOverThePeriod(t *testing.T) {
+	const period, apps = 100 * time.Second, 100
+	now := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
+	var s pollSchedule
+	earliest, latest := period, time.Duration(0)
+	for i := range apps {
+		app := fmt.Sprintf("app-%d", i)
+		if !s.take(app, now, period) {
+			t.Fatalf("the first comparison of %s is not a poll", app)
+		}
+		wait := s.wait(app, now, period)
+		if wait <= 0 || wait > period {
+			t.Fatalf("%s polls next in %s, outside the period", app, wait)
+		}
+		earliest, latest = min(earliest, wait), max(latest, wait)
+	}
+	// Uniform over the period, 100 apps fall within half of it with a
+	// chance of about 2^-93.
+	if latest-earliest < period/2 {
+		t.Errorf("the next polls of %d apps polled together fall within %s of each other", apps, latest-earliest)
 	}
 }
 
