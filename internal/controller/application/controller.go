@@ -97,6 +97,10 @@ type Reconciler struct {
 	// ourWrites maps an Application's key to the resourceVersion of the
 	// operation worker's latest write of it.
 	ourWrites sync.Map
+	// operationsBegun maps the key of an app whose auto-sync this process
+	// requested to when an operation worker began it: zero while the
+	// request waits in the operation queue.
+	operationsBegun sync.Map
 	// refreshes holds the apps whose refresh, asked in process
 	// (RefreshApps), no comparison has taken yet.
 	refreshMu sync.Mutex
@@ -298,6 +302,7 @@ func (r *Reconciler) reconcileCompare(ctx context.Context, req ctrl.Request) (ct
 			r.polls.forget(req.Name)
 			r.diffs.Forget(req.Name)
 			r.compared.forget(req.Name)
+			r.operationsBegun.Delete(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -310,6 +315,17 @@ func (r *Reconciler) reconcileCompare(ctx context.Context, req ctrl.Request) (ct
 	start := r.now()
 	orig := app.DeepCopy()
 	refresh := r.takeRefresh(app.Name, app.Annotations[AnnotationRefresh])
+	if refresh == "" && r.operationJustStarted(app) {
+		// The operation's result write will carry the comparison of what it
+		// synced; comparing now, on the way, would only cost work and a
+		// write. A poll due now is taken when the operation is over.
+		return ctrl.Result{RequeueAfter: operationCompareDeferral}, nil
+	}
+	if refresh == "" && r.operationQueued(app) {
+		// The same, for a request waiting for an operation worker (behind
+		// a long wave): it is looked at again less often.
+		return ctrl.Result{RequeueAfter: operationCompareGrace}, nil
+	}
 	maxAge := time.Duration(0)
 	switch {
 	case refresh != "":
@@ -318,11 +334,6 @@ func (r *Reconciler) reconcileCompare(ctx context.Context, req ctrl.Request) (ct
 		maxAge = time.Nanosecond
 	case r.polls.take(app.Name, start, r.RefreshPeriod):
 		maxAge = pollShareWindow(r.RefreshPeriod)
-	}
-	if maxAge == 0 && refresh == "" && r.operationJustStarted(app) {
-		// The operation's result write will carry the comparison of what it
-		// synced; comparing now, on the way, would only cost a write.
-		return ctrl.Result{RequeueAfter: operationCompareDeferral}, nil
 	}
 	if refresh == "" && r.unchanged(ctx, app, maxAge) {
 		observeComparison(app, comparisonReused)
@@ -353,8 +364,11 @@ func (r *Reconciler) reconcileCompare(ctx context.Context, req ctrl.Request) (ct
 		}
 		return ctrl.Result{}, fmt.Errorf("writing status: %w", err)
 	}
-	if orig.Operation == nil && app.Operation != nil && r.Recorder != nil {
-		r.Recorder.Eventf(app, nil, "Normal", eventReasonOperationStarted, "Sync", "Initiated sync to %s", targetRevision(app))
+	if orig.Operation == nil && app.Operation != nil {
+		r.operationsBegun.Store(req.NamespacedName, time.Time{}) // queued
+		if r.Recorder != nil {
+			r.Recorder.Eventf(app, nil, "Normal", eventReasonOperationStarted, "Sync", "Initiated sync to %s", targetRevision(app))
+		}
 	}
 	r.recordHealthChange(app, prevHealth)
 	r.rememberComparison(app, cmp)
@@ -394,14 +408,31 @@ func (r *Reconciler) rememberComparison(app *v1alpha1.Application, cmp compariso
 }
 
 // operationJustStarted reports whether app has an operation running for
-// less than operationCompareGrace. Most syncs finish within it; a longer
-// one (waves waiting for health) gets its status compared as usual.
+// less than operationCompareGrace, counted from when an operation worker
+// of this process began it, else from its recorded start. Most syncs
+// finish within it; a longer one (waves waiting for health) gets its
+// status compared as usual.
 func (r *Reconciler) operationJustStarted(app *v1alpha1.Application) bool {
 	state := app.Status.OperationState
 	if app.Operation == nil || state == nil || !isRunning(state.Phase) {
 		return false
 	}
-	return r.now().Sub(state.StartedAt.Time) < operationCompareGrace
+	started := state.StartedAt.Time
+	if begun, ok := r.operationsBegun.Load(client.ObjectKeyFromObject(app)); ok && !begun.(time.Time).IsZero() {
+		started = begun.(time.Time)
+	}
+	return r.now().Sub(started) < operationCompareGrace
+}
+
+// operationQueued reports whether app's operation is an auto-sync this
+// process requested and no operation worker has begun yet.
+func (r *Reconciler) operationQueued(app *v1alpha1.Application) bool {
+	state := app.Status.OperationState
+	if app.Operation == nil || state == nil || !isRunning(state.Phase) {
+		return false
+	}
+	begun, ok := r.operationsBegun.Load(client.ObjectKeyFromObject(app))
+	return ok && begun.(time.Time).IsZero()
 }
 
 // statusWriteNeeded decides whether a comparison's outcome is written. Any

@@ -47,6 +47,9 @@ func (r *Reconciler) reconcileOperation(ctx context.Context, req ctrl.Request) (
 			return ctrl.Result{}, nil
 		}
 	}
+	// Comparisons wait for the result from now (operationJustStarted).
+	r.operationsBegun.Store(req.NamespacedName, r.now())
+	defer r.operationsBegun.Delete(req.NamespacedName)
 	state := app.Status.OperationState
 	if state != nil && state.Phase == v1alpha1.OperationTerminating {
 		return ctrl.Result{}, r.finishOperation(ctx, app, v1alpha1.OperationFailed, "Operation terminated", nil, nil)

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
@@ -231,6 +232,50 @@ func TestOperationJustStarted(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			if got := r.operationJustStarted(tc.app); got != tc.want {
 				t.Errorf("operationJustStarted = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// An auto-sync this process requested waits for an operation worker
+// however long the queue; once a worker begins it, the grace counts from then.
+func TestOperationQueued(t *testing.T) {
+	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	running := func(requested time.Duration) *v1alpha1.Application {
+		return &v1alpha1.Application{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "argocd", Name: "a"},
+			Operation:  &v1alpha1.Operation{Sync: &v1alpha1.SyncOperation{}},
+			Status: v1alpha1.ApplicationStatus{OperationState: &v1alpha1.OperationState{
+				Phase: v1alpha1.OperationRunning, StartedAt: metav1.NewTime(now.Add(-requested))}},
+		}
+	}
+	cases := map[string]struct {
+		app                *v1alpha1.Application
+		begun              *time.Duration // ago; nil: not requested by this process
+		wantQueued, wantJS bool
+	}{
+		"a request a minute old, still queued, waits":                {app: running(time.Minute), begun: ptr.To(time.Duration(-1)), wantQueued: true},
+		"a request a minute old that a worker began a second ago":    {app: running(time.Minute), begun: ptr.To(time.Second), wantJS: true},
+		"a request a minute old that a worker began a minute ago":    {app: running(time.Minute), begun: ptr.To(time.Minute)},
+		"an operation not requested here counts from its start":      {app: running(time.Second), wantJS: true},
+		"an old operation not requested here is compared as usual":   {app: running(time.Minute)},
+		"a finished operation is not queued though recorded as such": {app: &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Namespace: "argocd", Name: "a"}}, begun: ptr.To(time.Duration(-1))},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			r := &Reconciler{Now: func() time.Time { return now }}
+			if tc.begun != nil {
+				at := time.Time{} // queued
+				if *tc.begun >= 0 {
+					at = now.Add(-*tc.begun)
+				}
+				r.operationsBegun.Store(client.ObjectKeyFromObject(tc.app), at)
+			}
+			if got := r.operationQueued(tc.app); got != tc.wantQueued {
+				t.Errorf("operationQueued = %v, want %v", got, tc.wantQueued)
+			}
+			if got := r.operationJustStarted(tc.app); got != tc.wantJS {
+				t.Errorf("operationJustStarted = %v, want %v", got, tc.wantJS)
 			}
 		})
 	}
