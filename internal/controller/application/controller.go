@@ -102,9 +102,9 @@ type Reconciler struct {
 	// request waits in the operation queue.
 	operationsBegun sync.Map
 	// refreshes holds the apps whose refresh, asked in process
-	// (RefreshApps), no comparison has taken yet.
+	// (RefreshApps), no comparison has taken yet, with when it was asked.
 	refreshMu sync.Mutex
-	refreshes map[string]bool
+	refreshes map[string]time.Time
 }
 
 func (r *Reconciler) now() time.Time {
@@ -314,7 +314,7 @@ func (r *Reconciler) reconcileCompare(ctx context.Context, req ctrl.Request) (ct
 	}
 	start := r.now()
 	orig := app.DeepCopy()
-	refresh := r.takeRefresh(app.Name, app.Annotations[AnnotationRefresh])
+	refresh, askedAt := r.takeRefresh(app.Name, app.Annotations[AnnotationRefresh])
 	if refresh == "" && r.operationJustStarted(app) {
 		// The operation's result write will carry the comparison of what it
 		// synced; comparing now, on the way, would only cost work and a
@@ -329,9 +329,14 @@ func (r *Reconciler) reconcileCompare(ctx context.Context, req ctrl.Request) (ct
 	maxAge := time.Duration(0)
 	switch {
 	case refresh != "":
-		// Ask git now. The scheduled poll stays: a refresh of every app of
-		// a repository (a webhook) would otherwise gather their polls.
+		// Ask git now, or take an answer git gave after the refresh was
+		// asked: one ls-remote serves a webhook's refresh of every app of
+		// the repository. The scheduled poll stays: the refreshes would
+		// otherwise gather the polls of those apps.
 		maxAge = time.Nanosecond
+		if !askedAt.IsZero() {
+			maxAge = max(start.Sub(askedAt), time.Nanosecond)
+		}
 	case r.polls.take(app.Name, start, r.RefreshPeriod):
 		maxAge = pollShareWindow(r.RefreshPeriod)
 	}

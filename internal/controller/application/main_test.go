@@ -49,9 +49,9 @@ func startController(t *testing.T, ns string) client.Client {
 }
 
 // startReconciler runs the Application controller for Applications in ns
-// with the given refresh period until the test ends, and returns a client
-// and the controller.
-func startReconciler(t *testing.T, ns string, period time.Duration) (client.Client, *Reconciler) {
+// with the given refresh period, changed by configure, until the test ends,
+// and returns a client and the controller.
+func startReconciler(t *testing.T, ns string, period time.Duration, configure ...func(*Reconciler)) (client.Client, *Reconciler) {
 	t.Helper()
 	scheme, err := newScheme()
 	if err != nil {
@@ -94,6 +94,9 @@ func startReconciler(t *testing.T, ns string, period time.Duration) (client.Clie
 				return res.Status, res.Message
 			}},
 		RefreshPeriod: period,
+	}
+	for _, f := range configure {
+		f(r)
 	}
 	if err := r.SetupWithManager(mgr); err != nil {
 		t.Fatal(err)

@@ -3,6 +3,7 @@ package application
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -37,27 +38,29 @@ const (
 	refreshHard   = "hard"
 )
 
-// requestRefresh records a normal refresh of app for its next comparison.
+// requestRefresh records a normal refresh of app for its next comparison,
+// asked now; a later request replaces an earlier one not yet taken.
 func (r *Reconciler) requestRefresh(app string) {
 	r.refreshMu.Lock()
 	defer r.refreshMu.Unlock()
 	if r.refreshes == nil {
-		r.refreshes = map[string]bool{}
+		r.refreshes = map[string]time.Time{}
 	}
-	r.refreshes[app] = true
+	r.refreshes[app] = r.now()
 }
 
-// takeRefresh returns the refresh asked for app: its annotation's, else a
-// normal one when one was asked in process, which it forgets.
-func (r *Reconciler) takeRefresh(app, annotated string) string {
+// takeRefresh returns the refresh asked for app: its annotation's (asked at
+// an unknown time, so zero), else a normal one when one was asked in
+// process, with the time it was asked; it forgets the latter.
+func (r *Reconciler) takeRefresh(app, annotated string) (string, time.Time) {
 	r.refreshMu.Lock()
-	requested := r.refreshes[app]
+	askedAt, requested := r.refreshes[app]
 	delete(r.refreshes, app)
 	r.refreshMu.Unlock()
 	if annotated == "" && requested {
-		return refreshNormal
+		return refreshNormal, askedAt
 	}
-	return annotated
+	return annotated, time.Time{}
 }
 
 // compareAppsOnMove queues a comparison of every app with a source that

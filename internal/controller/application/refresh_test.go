@@ -2,7 +2,10 @@ package application
 
 import (
 	"context"
+	"fmt"
+	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -11,6 +14,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
+	"github.com/skiffcd/skiff/internal/reposerver"
+	"github.com/skiffcd/skiff/internal/source"
+	"github.com/skiffcd/skiff/internal/source/helmrepo"
 	"github.com/skiffcd/skiff/internal/testgit"
 )
 
@@ -95,5 +101,61 @@ func TestANewCommitFoundForOneAppReachesItsNeighbours(t *testing.T) {
 	}
 	if cm.Data["k"] != "pushed" {
 		t.Errorf("the neighbour's ConfigMap has k = %q, want the pushed value", cm.Data["k"])
+	}
+}
+
+// A webhook's refresh of every app of a repository asks git once, not once
+// per app: an answer git gave after the refresh was asked serves the apps
+// compared after it, one by one here (one comparison worker), as in a long
+// queue.
+func TestRefreshAppsAsksGitOnceForTheApps(t *testing.T) {
+	ctx := context.Background()
+	argocd := cluster.Namespace(t)
+	dest := cluster.Namespace(t)
+	var asks atomic.Int64
+	c, r := startReconciler(t, argocd, 10*time.Minute, func(r *Reconciler) {
+		r.CompareWorkers = 1
+		r.Repo = reposerver.New(source.NewCache(filepath.Join(t.TempDir(), "repos"), source.Options{}),
+			helmrepo.New(filepath.Join(t.TempDir(), "charts"), nil), reposerver.Options{
+				Credentials: func(context.Context, string) (source.Credentials, error) {
+					asks.Add(1) // once per question to the remote
+					return source.Credentials{}, nil
+				},
+			})
+	})
+	repo := testgit.New(t)
+	files := map[string]string{}
+	var names []string
+	for i := range 5 {
+		name := fmt.Sprintf("asks-once-%d", i)
+		names = append(names, name)
+		files[name+"/a.yaml"] = strings.ReplaceAll(configMapYAML, "%s", name)
+	}
+	repo.Commit(files)
+	for _, name := range names {
+		if err := c.Create(ctx, newApp(argocd, name, repo.URL(), name, dest, nil)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, name := range names {
+		waitApp(t, c, client.ObjectKey{Namespace: argocd, Name: name}, name+" compared", func(a *v1alpha1.Application) bool {
+			return a.Status.Sync.Status == v1alpha1.SyncStatusCodeOutOfSync
+		})
+	}
+
+	pushed := repo.Commit(map[string]string{names[0] + "/b.yaml": strings.ReplaceAll(configMapYAML, "%s", "b")})
+	before := asks.Load()
+	if err := r.RefreshApps(ctx, repo.URL(), names); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range names {
+		waitApp(t, c, client.ObjectKey{Namespace: argocd, Name: name}, name+" compared at the pushed commit", func(a *v1alpha1.Application) bool {
+			return a.Status.Sync.Revision == pushed
+		})
+	}
+	// One ask; a second may come from an app's own poll falling due (its
+	// first is spread over the period) before the refresh's answer.
+	if n := asks.Load() - before; n > 2 {
+		t.Errorf("the refresh of %d apps asked git %d times, want once (twice at most)", len(names), n)
 	}
 }
