@@ -4,7 +4,8 @@
 // tests and by the local demo (`make run`).
 //
 // Everything listens on free loopback ports and lives in a temporary
-// directory, so several clusters can run at once. Stop ends every process it
+// directory, so several clusters can run at once; they choose their ports
+// one at a time. Stop ends every process it
 // started; processes also die with the program that started them.
 package testcluster
 
@@ -15,6 +16,7 @@ import (
 	"crypto/x509"
 	"encoding/hex"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -22,6 +24,8 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
+	"syscall"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -40,6 +44,11 @@ const (
 	NodeName = "kwok-node-0"
 	// startTimeout bounds how long each component may take to become ready.
 	startTimeout = 90 * time.Second
+	// startAttempts bounds the starts of one cluster that lost a port.
+	startAttempts = 3
+	// portLockFile, in the parent of cluster directories, serializes the
+	// choice of ports between the clusters of this machine.
+	portLockFile = "skiff-cluster-ports.lock"
 )
 
 // Options tune Start.
@@ -66,7 +75,7 @@ type Cluster struct {
 }
 
 // Start runs a new control plane and waits until it can run pods.
-func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
+func Start(ctx context.Context, opts Options) (*Cluster, error) {
 	bins := opts.Binaries
 	if bins == nil {
 		b, err := EnsureBinaries()
@@ -80,6 +89,18 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 		parent = os.TempDir()
 	}
 	reapStale(parent)
+	for attempt := 1; ; attempt++ {
+		c, err := start(ctx, opts, *bins, parent)
+		// A port found free can be taken by any other program before the
+		// component binds it; that costs a new start, not a red test run.
+		if err == nil || attempt == startAttempts || !errors.Is(err, errPortTaken) {
+			return c, err
+		}
+		fmt.Fprintf(os.Stderr, "testcluster: starting again (attempt %d): %v\n", attempt+1, err)
+	}
+}
+
+func start(ctx context.Context, opts Options, bins Binaries, parent string) (_ *Cluster, err error) {
 	dir, err := os.MkdirTemp(parent, dirPrefix)
 	if err != nil {
 		return nil, fmt.Errorf("creating cluster directory: %w", err)
@@ -97,6 +118,13 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	if err != nil {
 		return nil, err
 	}
+	// From choosing free ports until every component listens on its own,
+	// no other cluster on this machine may choose ports.
+	unlock, err := lockPortChoice(ctx, parent)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	ports, err := freePorts(5)
 	if err != nil {
 		return nil, err
@@ -119,6 +147,7 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	if err := c.startController(ctx, "kube-scheduler", bins.Scheduler, schedPort); err != nil {
 		return nil, err
 	}
+	unlock()
 	if err := c.startKwok(ctx, bins.Kwok, bins.KwokStages); err != nil {
 		return nil, err
 	}
@@ -126,6 +155,26 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 		return nil, err
 	}
 	return c, nil
+}
+
+// lockPortChoice takes a lock shared by the processes of this machine that
+// start clusters under parent; the returned func releases it and may be
+// called more than once.
+func lockPortChoice(ctx context.Context, parent string) (func(), error) {
+	f, err := os.OpenFile(filepath.Join(parent, portLockFile), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("opening the port lock: %w", err)
+	}
+	deadline := time.Now().Add(startTimeout)
+	for syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil {
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			f.Close()
+			return nil, fmt.Errorf("another cluster held %s for %s", f.Name(), startTimeout)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	var once sync.Once
+	return func() { once.Do(func() { f.Close() }) }, nil // closing releases the lock
 }
 
 // StartProcess runs another program for the lifetime of the cluster (the
@@ -150,6 +199,17 @@ func (c *Cluster) PIDs() map[string]int {
 		out[p.name] = p.pid()
 	}
 	return out
+}
+
+// exited describes each component that is no longer running.
+func (c *Cluster) exited() []error {
+	var errs []error
+	for _, p := range c.procs {
+		if p.exited() {
+			errs = append(errs, p.failure())
+		}
+	}
+	return errs
 }
 
 // Stop ends every component, newest first, and removes the cluster's
@@ -303,11 +363,12 @@ func (c *Cluster) startController(ctx context.Context, name, bin string, port in
 	if err := c.add(p); err != nil {
 		return err
 	}
-	insecure := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{
-		// The component's self-signed serving certificate: only its liveness is read.
-		TLSClientConfig: insecureTLS(),
-	}}
-	return waitHTTP(ctx, p, insecure, "https://127.0.0.1:"+strconv.Itoa(port)+"/healthz")
+	tlsConfig, err := waitOwnCert(ctx, p, filepath.Join(c.Dir, name+"-certs", name+".crt"))
+	if err != nil {
+		return err
+	}
+	probe := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: tlsConfig}}
+	return waitHTTP(ctx, p, probe, "https://127.0.0.1:"+strconv.Itoa(port)+"/healthz")
 }
 
 func (c *Cluster) startKwok(ctx context.Context, bin, stages string) error {

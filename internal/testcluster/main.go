@@ -32,6 +32,12 @@ func RunMain(m *testing.M, use func(*Cluster)) int {
 	fmt.Fprintf(os.Stderr, "testcluster: control plane up at %s in %s\n", c.Config.Host, time.Since(start).Round(100*time.Millisecond))
 	use(c)
 	code := m.Run()
+	if code != 0 {
+		// A component that died under the tests explains their failures.
+		for _, err := range c.exited() {
+			fmt.Fprintf(os.Stderr, "testcluster: %v\n", err)
+		}
+	}
 	c.Stop()
 	return code
 }

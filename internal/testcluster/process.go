@@ -100,9 +100,18 @@ func (p *process) logTail(lines int) string {
 	return strings.Join(all, "\n")
 }
 
+// errPortTaken marks a component that exited because another program
+// held the port it was given.
+var errPortTaken = errors.New("port taken")
+
 // failure describes a process that exited early.
 func (p *process) failure() error {
-	return fmt.Errorf("%s exited: %v; last log lines (%s):\n%s", p.name, p.err, p.logPath, p.logTail(20))
+	tail := p.logTail(20)
+	err := fmt.Errorf("%s exited: %v; last log lines (%s):\n%s", p.name, p.err, p.logPath, tail)
+	if strings.Contains(tail, "address already in use") {
+		return fmt.Errorf("%w: %w", errPortTaken, err)
+	}
+	return err
 }
 
 // ownerFile records which process owns a cluster directory and the process

@@ -1,9 +1,25 @@
 package testcluster
 
-import "crypto/tls"
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"os"
+)
 
-// insecureTLS is used only to probe the health endpoints of the local
-// controller-manager and scheduler, whose certificates are self-signed.
-func insecureTLS() *tls.Config {
-	return &tls.Config{InsecureSkipVerify: true} //nolint:gosec // loopback health probe of a component we started
+// waitOwnCert waits until p has written its self-signed serving
+// certificate to certFile (it does before it listens) and returns a TLS
+// configuration that trusts only that certificate: a health probe must not
+// be answered by another cluster's component that holds the same port.
+func waitOwnCert(ctx context.Context, p *process, certFile string) (*tls.Config, error) {
+	pool := x509.NewCertPool()
+	err := poll(ctx, p, func() (bool, error) {
+		pem, err := os.ReadFile(certFile)
+		// A file still being written parses as no certificate yet.
+		return err == nil && pool.AppendCertsFromPEM(pem), nil
+	}, certFile)
+	if err != nil {
+		return nil, err
+	}
+	return &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}, nil
 }
