@@ -393,6 +393,9 @@ func runN(n int, bin, tmp string) (res result, err error) {
 	saveProfile(pprofAddr, "heap", fmt.Sprintf("heap-triggered-%d.pprof", n))
 	fmt.Printf("commit %s + %s: all synced in %s (triggered in %s), %.2f CPU-s; kube-apiserver %.1f CPU-s\n",
 		sha[:8], *trigger, res.triggered.Round(time.Millisecond), triggeredIn.Round(time.Millisecond), res.triggeredCPU, apiTriggered)
+	if err := printOperationTimes(ctx, c, start); err != nil {
+		return res, err
+	}
 	// Where the triggered refresh's API requests go, by verb and resource
 	// (the bench's own annotation patches and list polls included).
 	trigAPI1, _ := scrapeSeries(ctx, metrics.client, metrics.url, "apiserver_request_total")
@@ -424,6 +427,9 @@ func runN(n int, bin, tmp string) (res result, err error) {
 		r.cpu, rss = proc.phase()
 		r.apiserverCPU = apiserver.phase()
 		rounds = append(rounds, r)
+		if err := printOperationTimes(ctx, c, start); err != nil {
+			return res, err
+		}
 		fmt.Printf("commit %s + %s, round %d: all synced in %s, %.2f CPU-s, peak RSS %.1f MiB; kube-apiserver %.1f CPU-s\n",
 			sha[:8], *trigger, round, r.took.Round(time.Millisecond), r.cpu, rss, r.apiserverCPU)
 	}
@@ -452,6 +458,9 @@ func runN(n int, bin, tmp string) (res result, err error) {
 	res.polling = time.Since(start)
 	res.pollingCPU, _ = proc.phase()
 	fmt.Printf("commit %s, no trigger: all synced in %s, %.2f CPU-s\n", sha[:8], res.polling.Round(time.Millisecond), res.pollingCPU)
+	if err := printOperationTimes(ctx, c, start); err != nil {
+		return res, err
+	}
 
 	// 5. Steady state.
 	fmt.Printf("steady state: %s idle...\n", idle)
@@ -504,6 +513,35 @@ func runN(n int, bin, tmp string) (res result, err error) {
 	fmt.Printf("steady state: %.2f CPU-s/min, API %.0f req/min (baseline %.0f), skiff client %.0f req/min, peak RSS %.1f MiB (VmHWM %.1f MiB), %d apps drifted from Synced\n",
 		res.steadyCPU, res.apiTotal, res.apiBaseline, res.skiffRequests, res.steadyRSS, res.hwm, bad)
 	return res, nil
+}
+
+// printOperationTimes prints, in seconds after since, when the apps' last
+// sync operations were requested (the comparison that found the commit)
+// and finished: a round's time splits into noticing and syncing.
+func printOperationTimes(ctx context.Context, c client.Client, since time.Time) error {
+	var apps v1alpha1.ApplicationList
+	if err := c.List(ctx, &apps, client.InNamespace(argocdNS)); err != nil {
+		return fmt.Errorf("listing applications: %w", err)
+	}
+	var requested, finished []float64
+	for _, a := range apps.Items {
+		if op := a.Status.OperationState; op != nil {
+			requested = append(requested, op.StartedAt.Sub(since).Seconds())
+			if op.FinishedAt != nil {
+				finished = append(finished, op.FinishedAt.Sub(since).Seconds())
+			}
+		}
+	}
+	spread := func(v []float64) string {
+		if len(v) == 0 {
+			return "none"
+		}
+		sort.Float64s(v)
+		q := func(f float64) float64 { return v[int(f*float64(len(v)-1))] }
+		return fmt.Sprintf("min %+.0f, median %+.0f, p90 %+.0f, max %+.0f s", q(0), q(0.5), q(0.9), q(1))
+	}
+	fmt.Printf("  sync operations requested: %s; finished: %s\n", spread(requested), spread(finished))
+	return nil
 }
 
 // printAppSize prints the size of one Application's JSON, whole and by
