@@ -5,8 +5,8 @@
 //
 // Everything listens on free loopback ports and lives in a temporary
 // directory, so several clusters can run at once; they choose their ports
-// one at a time. Stop ends every process it
-// started; processes also die with the program that started them.
+// one at a time. Stop ends every process it started; processes also die
+// with the program that started them.
 package testcluster
 
 import (
