@@ -52,6 +52,9 @@ const (
 	// operationCompareGrace, looking again every operationCompareDeferral.
 	operationCompareGrace    = 5 * time.Second
 	operationCompareDeferral = time.Second
+	// resultWriteWait is how long a comparison waits for an operation's
+	// result write under way (one PATCH).
+	resultWriteWait = 50 * time.Millisecond
 	// liveChangeCoalescing is how long a comparison a live change asks for
 	// waits: the changes within it (a Deployment's status moves three or
 	// four times while its pods start) cost one comparison.
@@ -312,6 +315,12 @@ func (r *Reconciler) reconcileCompare(ctx context.Context, req ctrl.Request) (ct
 	if fields, reason := app.Status.Unreadable(); len(fields) > 0 {
 		return r.repairStatus(ctx, app, fields, reason)
 	}
+	if r.compared.beingWritten(app.Name) {
+		// An operation's result is being written with the comparison of
+		// its outcome, to be remembered: wait for it rather than compare
+		// the app a second time.
+		return ctrl.Result{RequeueAfter: resultWriteWait}, nil
+	}
 	start := r.now()
 	orig := app.DeepCopy()
 	refresh, askedAt := r.takeRefresh(app.Name, app.Annotations[AnnotationRefresh])
@@ -405,6 +414,7 @@ func (r *Reconciler) recordCompared(ctx context.Context, app, orig *v1alpha1.App
 // (written or equal but for timestamps), may stand for the next comparison.
 func (r *Reconciler) rememberComparison(app *v1alpha1.Application, cmp comparison) {
 	if !reusable(app, cmp) {
+		r.compared.forget(app.Name)
 		return
 	}
 	in := *cmp.inputs

@@ -316,7 +316,8 @@ func parseDuration(s string) (time.Duration, bool) {
 // created ones, which the cache records only from their watch events,
 // included), so no second write follows at once to say Synced. What the
 // sync changes after that (created objects appearing, a rollout's status)
-// reaches the app through the cache's watch events, as any live change does.
+// reaches the app through the cache's watch events, as any live change does;
+// the comparison is remembered, so a poll finding nothing moved reuses it.
 // A sync that pruned leaves the comparison to those events: deleted objects
 // linger in the cache until their watch event.
 func (r *Reconciler) finishOperation(ctx context.Context, app *v1alpha1.Application, phase v1alpha1.OperationPhase, message string, result *v1alpha1.SyncOperationResult, synced *syncengine.Result) error {
@@ -343,14 +344,20 @@ func (r *Reconciler) finishOperation(ctx context.Context, app *v1alpha1.Applicat
 	}
 	app.Operation = nil
 	compared := phase == v1alpha1.OperationSucceeded && synced != nil && !dryRun && !synced.Pruned
+	var cmp comparison
 	if compared {
-		r.compare(ctx, app, false, 0, synced.Applied)
+		cmp = r.compare(ctx, app, false, 0, synced.Applied)
+		r.compared.beginWrite(app.Name)
 	}
 	if err := r.Client.Patch(ctx, app, client.MergeFrom(orig)); err != nil {
+		r.compared.forget(app.Name)
 		return fmt.Errorf("recording the operation result: %w", err)
 	}
 	r.wrote(app)
 	if compared {
+		// The next comparison (a poll, the watch event of an object the
+		// sync updated) finds the same unless something moved since.
+		r.rememberComparison(app, cmp)
 		r.recordHealthChange(app, prevHealth)
 	}
 	if r.Recorder != nil {

@@ -34,6 +34,10 @@ type comparisonInputs struct {
 type lastComparisons struct {
 	mu   sync.Mutex
 	apps map[string]comparisonInputs
+	// writing holds the apps whose operation result, carrying a
+	// comparison, is being written: the watch event of that write may
+	// reach a comparison before the operation worker remembers it.
+	writing map[string]bool
 }
 
 func (l *lastComparisons) get(app string) (comparisonInputs, bool) {
@@ -50,6 +54,26 @@ func (l *lastComparisons) remember(app string, in comparisonInputs) {
 		l.apps = map[string]comparisonInputs{}
 	}
 	l.apps[app] = in
+	delete(l.writing, app)
+}
+
+// beginWrite forgets app's last comparison and marks a write that carries
+// a new one as under way, until remember or forget.
+func (l *lastComparisons) beginWrite(app string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.apps, app)
+	if l.writing == nil {
+		l.writing = map[string]bool{}
+	}
+	l.writing[app] = true
+}
+
+// beingWritten reports whether a write carrying app's comparison is under way.
+func (l *lastComparisons) beingWritten(app string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.writing[app]
 }
 
 // moved records that the Application holding app's last outcome is now at
@@ -67,6 +91,7 @@ func (l *lastComparisons) forget(app string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	delete(l.apps, app)
+	delete(l.writing, app)
 }
 
 // unchanged reports whether comparing app now would find what its last

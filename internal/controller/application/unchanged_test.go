@@ -58,8 +58,15 @@ func TestReusable(t *testing.T) {
 // namespace ns.
 func reusedComparisons(t *testing.T, ns string) float64 {
 	t.Helper()
+	return comparisonsCounted(t, ns, comparisonReused)
+}
+
+// comparisonsCounted reads skiff_app_comparisons_total{outcome} of
+// namespace ns.
+func comparisonsCounted(t *testing.T, ns, outcome string) float64 {
+	t.Helper()
 	var m dto.Metric
-	if err := comparisonsTotal.WithLabelValues(ns, comparisonReused).Write(&m); err != nil {
+	if err := comparisonsTotal.WithLabelValues(ns, outcome).Write(&m); err != nil {
 		t.Fatal(err)
 	}
 	return m.GetCounter().GetValue()
@@ -186,4 +193,50 @@ func TestAReusedComparisonSeesEachInputChange(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitApp(t, c, key, "the live change seen", statusIs(v1alpha1.SyncStatusCodeOutOfSync, v1alpha1.HealthStatusHealthy))
+}
+
+// The comparison an operation's result carries stands for the next ones:
+// after a commit is found and synced, the comparisons that follow (the
+// watch event of the object the sync updated, polls) are reused until
+// something moves. Only the comparison that found the commit is computed.
+func TestTheComparisonASyncWroteIsReused(t *testing.T) {
+	ctx := context.Background()
+	argocd, dest := cluster.Namespace(t), cluster.Namespace(t)
+	c, r := startReconciler(t, argocd, time.Hour)
+	repo := testgit.New(t)
+	repo.Commit(map[string]string{"app/a.yaml": strings.ReplaceAll(configMapYAML, "%s", "a")})
+	app := newApp(argocd, "resynced", repo.URL(), "app", dest, &v1alpha1.SyncPolicy{Automated: &v1alpha1.SyncPolicyAutomated{Prune: true}})
+	if err := c.Create(ctx, app); err != nil {
+		t.Fatal(err)
+	}
+	key := client.ObjectKeyFromObject(app)
+	waitApp(t, c, key, "auto-synced", statusIs(v1alpha1.SyncStatusCodeSynced, v1alpha1.HealthStatusHealthy))
+	// Settled: the created object's watch event has been compared once a
+	// comparison asked for now is reused.
+	settled := reusedComparisons(t, argocd)
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		r.enqueueCompare(key.Name)
+		return reusedComparisons(t, argocd) > settled, nil
+	})
+	if err != nil {
+		t.Fatal("no comparison was reused after the first sync")
+	}
+
+	computed := comparisonsCounted(t, argocd, comparisonComputed)
+	sha := repo.Commit(map[string]string{"app/a.yaml": strings.ReplaceAll(strings.ReplaceAll(configMapYAML, "%s", "a"), "k: v", "k: committed")})
+	r.Repo.Forget(repo.URL())
+	r.enqueueCompare(key.Name)
+	waitApp(t, c, key, "the commit synced", func(a *v1alpha1.Application) bool {
+		return a.Operation == nil && a.Status.OperationState != nil &&
+			a.Status.OperationState.Phase == v1alpha1.OperationSucceeded &&
+			a.Status.OperationState.SyncResult != nil && a.Status.OperationState.SyncResult.Revision == sha
+	})
+	reused := reusedComparisons(t, argocd)
+	for i := range 3 {
+		r.enqueueCompare(key.Name)
+		waitReused(t, argocd, reused, i+1, "a comparison after the sync")
+	}
+	if got := comparisonsCounted(t, argocd, comparisonComputed) - computed; got != 1 {
+		t.Errorf("%v comparisons computed from the commit on, want 1 (the one that found it)", got)
+	}
 }
