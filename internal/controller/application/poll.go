@@ -47,8 +47,21 @@ func (s *pollSchedule) take(app string, now time.Time, period time.Duration) boo
 	if !ok {
 		wait = time.Duration(s.rand(int64(period))) + 1 // anywhere within it
 	}
-	s.polls[app] = pollTimes{last: now, next: now.Add(wait)}
+	s.polls[app] = pollTimes{last: now, next: nextPoll(p.next, now, wait)}
 	return true
+}
+
+// nextPoll is when the poll after one taken at now, due at due (zero for
+// an app's first), comes: wait after due, the first such time after now.
+// A poll taken late (held while the app's operation ran) keeps its phase:
+// counted from when it was taken, the polls of the apps a long sync wave
+// held would all come a period after the wave, and a commit made in
+// between would wait for them.
+func nextPoll(due, now time.Time, wait time.Duration) time.Time {
+	if due.IsZero() || !due.Before(now) {
+		return now.Add(wait)
+	}
+	return due.Add(wait * (now.Sub(due)/wait + 1))
 }
 
 func (s *pollSchedule) rand(n int64) int64 {

@@ -39,6 +39,14 @@ func TestPollSchedule(t *testing.T) {
 			randFraction: 10, // a first wait of 10 s; the next wait 99 s
 			waitAtLeast:  99 * time.Second, waitAtMost: 99 * time.Second,
 		},
+		"a poll taken late counts the next one from when it was due": {
+			comparisons: []comparison{{after: 0, wantPoll: true}, {after: 130 * time.Second, wantPoll: true}},
+			waitAtLeast: 60 * time.Second, waitAtMost: 60 * time.Second, // due at 100 s, next 90 s after that
+		},
+		"a poll taken more than a wait late skips the polls it missed": {
+			comparisons: []comparison{{after: 0, wantPoll: true}, {after: 250 * time.Second, wantPoll: true}},
+			waitAtLeast: 30 * time.Second, waitAtMost: 30 * time.Second, // due at 100 s; 190 s passed, 280 s is next
+		},
 		"a comparison just before the last fifth leaves the scheduled poll as it is": {
 			comparisons: []comparison{{after: 0, wantPoll: true}, {after: 79 * time.Second, wantPoll: false}},
 			waitAtLeast: 11 * time.Second, waitAtMost: 21 * time.Second,
@@ -92,6 +100,36 @@ func TestFirstPollsSpreadOverThePeriod(t *testing.T) {
 	// chance of about 2^-93.
 	if latest-earliest < period/2 {
 		t.Errorf("the next polls of %d apps polled together fall within %s of each other", apps, latest-earliest)
+	}
+}
+
+// Polls that fell due while a sync wave held their apps, taken together
+// when it ends, keep the apps' polls apart: a commit after the wave is
+// found as soon as after any other.
+func TestPollsHeldByAWaveStaySpread(t *testing.T) {
+	const period, apps = 100 * time.Second, 100
+	start := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
+	var s pollSchedule
+	for i := range apps {
+		s.take(fmt.Sprintf("app-%d", i), start, period)
+	}
+	waveEnd := start.Add(period + time.Second) // every app's poll fell due during the wave
+	earliest, latest := 2*period, time.Duration(0)
+	for i := range apps {
+		app := fmt.Sprintf("app-%d", i)
+		if !s.take(app, waveEnd, period) {
+			t.Fatalf("the held poll of %s is not a poll", app)
+		}
+		wait := s.wait(app, waveEnd, period)
+		if wait <= 0 || wait > period {
+			t.Fatalf("%s polls next in %s, outside the period", app, wait)
+		}
+		earliest, latest = min(earliest, wait), max(latest, wait)
+	}
+	// The first polls spread uniformly; their phases, kept, fall within
+	// half the period with a chance of about 2^-93.
+	if latest-earliest < period/2 {
+		t.Errorf("the next polls of %d apps held by a wave fall within %s of each other", apps, latest-earliest)
 	}
 }
 
