@@ -366,6 +366,12 @@ func runN(n int, bin, tmp string) (res result, err error) {
 	fmt.Printf("initial sync: skiff's work queues (items, mean wait in queue, mean work):\n%s", queueDeltas(initQueues0, scrapeQueues(ctx, metricsAddr)))
 	fmt.Printf("initial sync: comparisons (skiff_app_comparisons_total increases):\n%s", topDeltas(initCompared0, initCompared1, 5))
 
+	// How many of a round's comparisons were computed, how many reused.
+	comparisons := func() map[string]float64 {
+		series, _ := scrapeSeries(ctx, http.DefaultClient, "http://"+metricsAddr+"/metrics", "skiff_app_comparisons_total")
+		return series
+	}
+
 	// 4a. A commit, then a triggered refresh.
 	sha, err := repo.touchAll(n, 1)
 	if err != nil {
@@ -377,6 +383,7 @@ func runN(n int, bin, tmp string) (res result, err error) {
 	trigAPI0, _ := scrapeSeries(ctx, metrics.client, metrics.url, "apiserver_request_total")
 	trigOwn0, _ := scrapeSeries(ctx, http.DefaultClient, "http://"+metricsAddr+"/metrics", "rest_client_requests_total")
 	trigQueues0 := scrapeQueues(ctx, metricsAddr)
+	compared0 := comparisons()
 	start = time.Now()
 	if err := triggerRefresh(ctx, c, n, apiAddr, repo.url()); err != nil {
 		return res, err
@@ -396,6 +403,7 @@ func runN(n int, bin, tmp string) (res result, err error) {
 	if err := printOperationTimes(ctx, c, start); err != nil {
 		return res, err
 	}
+	fmt.Print(comparisonCounts(compared0, comparisons()))
 	// Where the triggered refresh's API requests go, by verb and resource
 	// (the bench's own annotation patches and list polls included).
 	trigAPI1, _ := scrapeSeries(ctx, metrics.client, metrics.url, "apiserver_request_total")
@@ -415,6 +423,7 @@ func runN(n int, bin, tmp string) (res result, err error) {
 		}
 		proc.phase()
 		apiserver.phase()
+		compared0 := comparisons()
 		start := time.Now()
 		if err := triggerRefresh(ctx, c, n, apiAddr, repo.url()); err != nil {
 			return res, err
@@ -430,6 +439,7 @@ func runN(n int, bin, tmp string) (res result, err error) {
 		if err := printOperationTimes(ctx, c, start); err != nil {
 			return res, err
 		}
+		fmt.Print(comparisonCounts(compared0, comparisons()))
 		fmt.Printf("commit %s + %s, round %d: all synced in %s, %.2f CPU-s, peak RSS %.1f MiB; kube-apiserver %.1f CPU-s\n",
 			sha[:8], *trigger, round, r.took.Round(time.Millisecond), r.cpu, rss, r.apiserverCPU)
 	}
@@ -447,6 +457,7 @@ func runN(n int, bin, tmp string) (res result, err error) {
 
 	// 4b. A commit, no trigger.
 	proc.phase()
+	compared0 = comparisons()
 	sha, err = repo.touchAll(n, 2)
 	if err != nil {
 		return res, err
@@ -461,6 +472,7 @@ func runN(n int, bin, tmp string) (res result, err error) {
 	if err := printOperationTimes(ctx, c, start); err != nil {
 		return res, err
 	}
+	fmt.Print(comparisonCounts(compared0, comparisons()))
 
 	// 5. Steady state.
 	fmt.Printf("steady state: %s idle...\n", idle)
@@ -1112,6 +1124,21 @@ func queueDeltas(before, after queueScrape) string {
 }
 
 // sumDeltas sums the per-series increases between two scrapes.
+// comparisonCounts is a line with the increases of
+// skiff_app_comparisons_total by outcome.
+func comparisonCounts(before, after map[string]float64) string {
+	var computed, reused float64
+	for k, v := range after {
+		switch d := v - before[k]; {
+		case strings.Contains(k, `outcome="computed"`):
+			computed += d
+		case strings.Contains(k, `outcome="reused"`):
+			reused += d
+		}
+	}
+	return fmt.Sprintf("  comparisons: %.0f computed, %.0f reused\n", computed, reused)
+}
+
 func sumDeltas(before, after map[string]float64) float64 {
 	sum := 0.0
 	for k, v := range after {
