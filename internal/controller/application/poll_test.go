@@ -82,24 +82,12 @@ func TestPollSchedule(t *testing.T) {
 // after a commit, which finds it for all of them, comes soon after it.
 func TestFirstPollsSpreadOverThePeriod(t *testing.T) {
 	const period, apps = 100 * time.Second, 100
-	now := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
 	var s pollSchedule
-	earliest, latest := period, time.Duration(0)
-	for i := range apps {
-		app := fmt.Sprintf("app-%d", i)
-		if !s.take(app, now, period) {
-			t.Fatalf("the first comparison of %s is not a poll", app)
-		}
-		wait := s.wait(app, now, period)
-		if wait <= 0 || wait > period {
-			t.Fatalf("%s polls next in %s, outside the period", app, wait)
-		}
-		earliest, latest = min(earliest, wait), max(latest, wait)
-	}
+	spread := takePolls(t, &s, apps, time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC), period)
 	// Uniform over the period, 100 apps fall within half of it with a
 	// chance of about 2^-93.
-	if latest-earliest < period/2 {
-		t.Errorf("the next polls of %d apps polled together fall within %s of each other", apps, latest-earliest)
+	if spread < period/2 {
+		t.Errorf("the next polls of %d apps polled together fall within %s of each other", apps, spread)
 	}
 }
 
@@ -110,27 +98,33 @@ func TestPollsHeldByAWaveStaySpread(t *testing.T) {
 	const period, apps = 100 * time.Second, 100
 	start := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
 	var s pollSchedule
-	for i := range apps {
-		s.take(fmt.Sprintf("app-%d", i), start, period)
+	takePolls(t, &s, apps, start, period)
+	// Every app's poll fell due during the wave.
+	spread := takePolls(t, &s, apps, start.Add(period+time.Second), period)
+	// The first polls spread uniformly; their phases, kept, fall within
+	// half the period with a chance of about 2^-93.
+	if spread < period/2 {
+		t.Errorf("the next polls of %d apps held by a wave fall within %s of each other", apps, spread)
 	}
-	waveEnd := start.Add(period + time.Second) // every app's poll fell due during the wave
-	earliest, latest := 2*period, time.Duration(0)
+}
+
+// takePolls takes the poll of apps app-0… at now, each due by then, and
+// returns how far apart their next polls fall.
+func takePolls(t *testing.T, s *pollSchedule, apps int, now time.Time, period time.Duration) time.Duration {
+	t.Helper()
+	earliest, latest := period, time.Duration(0)
 	for i := range apps {
 		app := fmt.Sprintf("app-%d", i)
-		if !s.take(app, waveEnd, period) {
-			t.Fatalf("the held poll of %s is not a poll", app)
+		if !s.take(app, now, period) {
+			t.Fatalf("the comparison of %s at %s is not a poll", app, now)
 		}
-		wait := s.wait(app, waveEnd, period)
+		wait := s.wait(app, now, period)
 		if wait <= 0 || wait > period {
 			t.Fatalf("%s polls next in %s, outside the period", app, wait)
 		}
 		earliest, latest = min(earliest, wait), max(latest, wait)
 	}
-	// The first polls spread uniformly; their phases, kept, fall within
-	// half the period with a chance of about 2^-93.
-	if latest-earliest < period/2 {
-		t.Errorf("the next polls of %d apps held by a wave fall within %s of each other", apps, latest-earliest)
-	}
+	return latest - earliest
 }
 
 func TestPollShareWindow(t *testing.T) {

@@ -84,6 +84,20 @@ func waitReused(t *testing.T, ns string, from float64, n int, what string) {
 	}
 }
 
+// compareUntilReused asks for comparisons of app until one is reused (the
+// first after a change may be computed).
+func compareUntilReused(t *testing.T, r *Reconciler, ns, app, what string) {
+	t.Helper()
+	from := reusedComparisons(t, ns)
+	err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		r.enqueueCompare(app)
+		return reusedComparisons(t, ns) > from, nil
+	})
+	if err != nil {
+		t.Fatalf("%s: no comparison was reused", what)
+	}
+}
+
 // Polls of an app where nothing changed reuse its last comparison, still
 // record when they compared, and still find a new commit.
 func TestPollsOfAnUnchangedAppReuseItsComparison(t *testing.T) {
@@ -126,20 +140,8 @@ func TestAReusedComparisonSeesEachInputChange(t *testing.T) {
 	}
 	key := client.ObjectKeyFromObject(app)
 	waitApp(t, c, key, "auto-synced", statusIs(v1alpha1.SyncStatusCodeSynced, v1alpha1.HealthStatusHealthy))
-	// compareReused asks for comparisons until one is reused (the first
-	// after a sync's may be computed): what changes next changes under a
-	// remembered comparison.
-	compareReused := func(what string) {
-		t.Helper()
-		from := reusedComparisons(t, argocd)
-		err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
-			r.enqueueCompare(key.Name)
-			return reusedComparisons(t, argocd) > from, nil
-		})
-		if err != nil {
-			t.Fatalf("%s: no comparison was reused", what)
-		}
-	}
+	// What changes next changes under a remembered comparison.
+	compareReused := func(what string) { compareUntilReused(t, r, argocd, key.Name, what) }
 	compareReused("after the sync")
 
 	sha := repo.Commit(map[string]string{"app/a.yaml": strings.ReplaceAll(strings.ReplaceAll(configMapYAML, "%s", "a"), "k: v", "k: committed")})
@@ -211,16 +213,8 @@ func TestTheComparisonASyncWroteIsReused(t *testing.T) {
 	}
 	key := client.ObjectKeyFromObject(app)
 	waitApp(t, c, key, "auto-synced", statusIs(v1alpha1.SyncStatusCodeSynced, v1alpha1.HealthStatusHealthy))
-	// Settled: the created object's watch event has been compared once a
-	// comparison asked for now is reused.
-	settled := reusedComparisons(t, argocd)
-	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
-		r.enqueueCompare(key.Name)
-		return reusedComparisons(t, argocd) > settled, nil
-	})
-	if err != nil {
-		t.Fatal("no comparison was reused after the first sync")
-	}
+	// Settled: the created object's watch event has been compared.
+	compareUntilReused(t, r, argocd, key.Name, "after the first sync")
 
 	computed := comparisonsCounted(t, argocd, comparisonComputed)
 	sha := repo.Commit(map[string]string{"app/a.yaml": strings.ReplaceAll(strings.ReplaceAll(configMapYAML, "%s", "a"), "k: v", "k: committed")})
