@@ -98,26 +98,40 @@ func compareUntilReused(t *testing.T, r *Reconciler, ns, app, what string) {
 	}
 }
 
+// createConfigMapApp commits the ConfigMap "a" to a new repository and
+// creates the Application name in namespace argocd, auto-synced with prune
+// (no self-heal) into a namespace of its own, dest.
+func createConfigMapApp(t *testing.T, c client.Client, argocd, name string) (repo *testgit.Repo, key client.ObjectKey, dest string) {
+	t.Helper()
+	dest = cluster.Namespace(t)
+	repo = testgit.New(t)
+	repo.Commit(map[string]string{"app/a.yaml": strings.ReplaceAll(configMapYAML, "%s", "a")})
+	app := newApp(argocd, name, repo.URL(), "app", dest, &v1alpha1.SyncPolicy{Automated: &v1alpha1.SyncPolicyAutomated{Prune: true}})
+	if err := c.Create(context.Background(), app); err != nil {
+		t.Fatal(err)
+	}
+	return repo, client.ObjectKeyFromObject(app), dest
+}
+
+// commitConfigMapChange commits a new value of the ConfigMap of
+// createConfigMapApp and returns the commit.
+func commitConfigMapChange(repo *testgit.Repo) string {
+	return repo.Commit(map[string]string{"app/a.yaml": strings.ReplaceAll(strings.ReplaceAll(configMapYAML, "%s", "a"), "k: v", "k: committed")})
+}
+
 // Polls of an app where nothing changed reuse its last comparison, still
 // record when they compared, and still find a new commit.
 func TestPollsOfAnUnchangedAppReuseItsComparison(t *testing.T) {
-	ctx := context.Background()
-	argocd, dest := cluster.Namespace(t), cluster.Namespace(t)
+	argocd := cluster.Namespace(t)
 	c, _ := startReconciler(t, argocd, 2*time.Second)
-	repo := testgit.New(t)
-	repo.Commit(map[string]string{"app/a.yaml": strings.ReplaceAll(configMapYAML, "%s", "a")})
-	app := newApp(argocd, "polled", repo.URL(), "app", dest, &v1alpha1.SyncPolicy{Automated: &v1alpha1.SyncPolicyAutomated{Prune: true}})
-	if err := c.Create(ctx, app); err != nil {
-		t.Fatal(err)
-	}
-	key := client.ObjectKeyFromObject(app)
+	repo, key, _ := createConfigMapApp(t, c, argocd, "polled")
 	synced := waitApp(t, c, key, "auto-synced", statusIs(v1alpha1.SyncStatusCodeSynced, v1alpha1.HealthStatusHealthy))
 	waitReused(t, argocd, reusedComparisons(t, argocd), 2, "polls after the sync")
 	waitApp(t, c, key, "reconciledAt written by a poll", func(a *v1alpha1.Application) bool {
 		return a.Status.ReconciledAt != nil && a.Status.ReconciledAt.After(synced.Status.ReconciledAt.Time)
 	})
 
-	sha := repo.Commit(map[string]string{"app/a.yaml": strings.ReplaceAll(strings.ReplaceAll(configMapYAML, "%s", "a"), "k: v", "k: committed")})
+	sha := commitConfigMapChange(repo)
 	waitApp(t, c, key, "the commit found by a poll and synced", func(a *v1alpha1.Application) bool {
 		return a.Status.Sync.Revision == sha && a.Status.Sync.Status == v1alpha1.SyncStatusCodeSynced
 	})
@@ -129,22 +143,16 @@ func TestPollsOfAnUnchangedAppReuseItsComparison(t *testing.T) {
 // apart), so none can be computed by chance.
 func TestAReusedComparisonSeesEachInputChange(t *testing.T) {
 	ctx := context.Background()
-	argocd, dest := cluster.Namespace(t), cluster.Namespace(t)
+	argocd := cluster.Namespace(t)
 	c, r := startReconciler(t, argocd, time.Hour)
-	repo := testgit.New(t)
-	repo.Commit(map[string]string{"app/a.yaml": strings.ReplaceAll(configMapYAML, "%s", "a")})
 	// Auto-sync without self-heal: drift stays visible as OutOfSync.
-	app := newApp(argocd, "steady", repo.URL(), "app", dest, &v1alpha1.SyncPolicy{Automated: &v1alpha1.SyncPolicyAutomated{Prune: true}})
-	if err := c.Create(ctx, app); err != nil {
-		t.Fatal(err)
-	}
-	key := client.ObjectKeyFromObject(app)
+	repo, key, dest := createConfigMapApp(t, c, argocd, "steady")
 	waitApp(t, c, key, "auto-synced", statusIs(v1alpha1.SyncStatusCodeSynced, v1alpha1.HealthStatusHealthy))
 	// What changes next changes under a remembered comparison.
 	compareReused := func(what string) { compareUntilReused(t, r, argocd, key.Name, what) }
 	compareReused("after the sync")
 
-	sha := repo.Commit(map[string]string{"app/a.yaml": strings.ReplaceAll(strings.ReplaceAll(configMapYAML, "%s", "a"), "k: v", "k: committed")})
+	sha := commitConfigMapChange(repo)
 	r.Repo.Forget(repo.URL()) // the next resolution asks git, without a revision move to spread
 	r.enqueueCompare(key.Name)
 	waitApp(t, c, key, "the commit found and synced", func(a *v1alpha1.Application) bool {
@@ -202,22 +210,15 @@ func TestAReusedComparisonSeesEachInputChange(t *testing.T) {
 // watch event of the object the sync updated, polls) are reused until
 // something moves. Only the comparison that found the commit is computed.
 func TestTheComparisonASyncWroteIsReused(t *testing.T) {
-	ctx := context.Background()
-	argocd, dest := cluster.Namespace(t), cluster.Namespace(t)
+	argocd := cluster.Namespace(t)
 	c, r := startReconciler(t, argocd, time.Hour)
-	repo := testgit.New(t)
-	repo.Commit(map[string]string{"app/a.yaml": strings.ReplaceAll(configMapYAML, "%s", "a")})
-	app := newApp(argocd, "resynced", repo.URL(), "app", dest, &v1alpha1.SyncPolicy{Automated: &v1alpha1.SyncPolicyAutomated{Prune: true}})
-	if err := c.Create(ctx, app); err != nil {
-		t.Fatal(err)
-	}
-	key := client.ObjectKeyFromObject(app)
+	repo, key, _ := createConfigMapApp(t, c, argocd, "resynced")
 	waitApp(t, c, key, "auto-synced", statusIs(v1alpha1.SyncStatusCodeSynced, v1alpha1.HealthStatusHealthy))
 	// Settled: the created object's watch event has been compared.
 	compareUntilReused(t, r, argocd, key.Name, "after the first sync")
 
 	computed := comparisonsCounted(t, argocd, comparisonComputed)
-	sha := repo.Commit(map[string]string{"app/a.yaml": strings.ReplaceAll(strings.ReplaceAll(configMapYAML, "%s", "a"), "k: v", "k: committed")})
+	sha := commitConfigMapChange(repo)
 	r.Repo.Forget(repo.URL())
 	r.enqueueCompare(key.Name)
 	waitApp(t, c, key, "the commit synced", func(a *v1alpha1.Application) bool {
