@@ -16,6 +16,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/util/workqueue"
@@ -322,7 +323,6 @@ func (r *Reconciler) reconcileCompare(ctx context.Context, req ctrl.Request) (ct
 		return ctrl.Result{RequeueAfter: resultWriteWait}, nil
 	}
 	start := r.now()
-	orig := app.DeepCopy()
 	refresh, askedAt := r.takeRefresh(app.Name, app.Annotations[AnnotationRefresh])
 	if refresh == "" && r.operationJustStarted(app) {
 		// The operation's result write will carry the comparison of what it
@@ -351,8 +351,9 @@ func (r *Reconciler) reconcileCompare(ctx context.Context, req ctrl.Request) (ct
 	}
 	if refresh == "" && r.unchanged(ctx, app, maxAge) {
 		observeComparison(app, comparisonReused)
-		return r.recordCompared(ctx, app, orig, maxAge > 0, start)
+		return r.recordCompared(ctx, app, maxAge > 0, start)
 	}
+	orig := app.DeepCopy()
 	r.compared.forget(app.Name)
 	observeComparison(app, comparisonComputed)
 	prevHealth := app.Status.Health.Status
@@ -393,11 +394,10 @@ func (r *Reconciler) reconcileCompare(ctx context.Context, req ctrl.Request) (ct
 // recordCompared ends a comparison that found nothing new (unchanged): only
 // the comparison's timestamps move, and they are written as any
 // comparison's are (statusWriteNeeded).
-func (r *Reconciler) recordCompared(ctx context.Context, app, orig *v1alpha1.Application, poll bool, start time.Time) (ctrl.Result, error) {
-	now := metav1.NewTime(r.now())
-	app.Status.ReconciledAt, app.Status.ObservedAt = &now, &now
-	if timestampsDue(orig, poll, now.Time, r.RefreshPeriod) {
-		if err := r.Client.Patch(ctx, app, client.MergeFrom(orig)); err != nil {
+func (r *Reconciler) recordCompared(ctx context.Context, app *v1alpha1.Application, poll bool, start time.Time) (ctrl.Result, error) {
+	now := r.now()
+	if timestampsDue(app, poll, now, r.RefreshPeriod) {
+		if err := r.writeComparedAt(ctx, app, metav1.NewTime(now)); err != nil {
 			r.compared.forget(app.Name)
 			if apierrors.IsConflict(err) {
 				return ctrl.Result{RequeueAfter: time.Millisecond}, nil
@@ -408,6 +408,27 @@ func (r *Reconciler) recordCompared(ctx context.Context, app, orig *v1alpha1.App
 	}
 	observeReconcile(app, r.now().Sub(start))
 	return ctrl.Result{RequeueAfter: r.polls.wait(app.Name, r.now(), r.RefreshPeriod)}, nil
+}
+
+// writeComparedAt writes app's reconciledAt and observedAt, and nothing
+// else, and takes app's new resourceVersion. It is most of Skiff's writes in
+// steady state, so it is built to be cheap on both sides: the patch is
+// written directly instead of diffing the whole Application, and the API
+// server answers with the metadata alone.
+func (r *Reconciler) writeComparedAt(ctx context.Context, app *v1alpha1.Application, at metav1.Time) error {
+	stamp, err := at.MarshalJSON()
+	if err != nil {
+		return err
+	}
+	patch := fmt.Appendf(nil, `{"status":{"reconciledAt":%s,"observedAt":%s}}`, stamp, stamp)
+	written := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: app.Namespace, Name: app.Name}}
+	written.SetGroupVersionKind(v1alpha1.GroupVersion.WithKind("Application"))
+	if err := r.Client.Patch(ctx, written, client.RawPatch(types.MergePatchType, patch)); err != nil {
+		return err
+	}
+	app.Status.ReconciledAt, app.Status.ObservedAt = &at, &at
+	app.ResourceVersion = written.ResourceVersion
+	return nil
 }
 
 // rememberComparison keeps what cmp read when its outcome, now in app

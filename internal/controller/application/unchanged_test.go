@@ -120,16 +120,30 @@ func commitConfigMapChange(repo *testgit.Repo) string {
 }
 
 // Polls of an app where nothing changed reuse its last comparison, still
-// record when they compared, and still find a new commit.
+// record when they compared (that write moves the timestamps alone, and
+// the polls after it still reuse), and still find a new commit.
 func TestPollsOfAnUnchangedAppReuseItsComparison(t *testing.T) {
 	argocd := cluster.Namespace(t)
 	c, _ := startReconciler(t, argocd, 2*time.Second)
 	repo, key, _ := createConfigMapApp(t, c, argocd, "polled")
 	synced := waitApp(t, c, key, "auto-synced", statusIs(v1alpha1.SyncStatusCodeSynced, v1alpha1.HealthStatusHealthy))
 	waitReused(t, argocd, reusedComparisons(t, argocd), 2, "polls after the sync")
-	waitApp(t, c, key, "reconciledAt written by a poll", func(a *v1alpha1.Application) bool {
+	stamped := waitApp(t, c, key, "reconciledAt written by a poll", func(a *v1alpha1.Application) bool {
 		return a.Status.ReconciledAt != nil && a.Status.ReconciledAt.After(synced.Status.ReconciledAt.Time)
 	})
+	if !stamped.Status.ObservedAt.Equal(stamped.Status.ReconciledAt) {
+		t.Errorf("observedAt %v, want reconciledAt %v", stamped.Status.ObservedAt, stamped.Status.ReconciledAt)
+	}
+	untimed := stamped.Status.DeepCopy()
+	untimed.ReconciledAt, untimed.ObservedAt = synced.Status.ReconciledAt, synced.Status.ObservedAt
+	if !equalJSON(synced.Status, *untimed) {
+		t.Errorf("the poll's write changed more than the timestamps:\nbefore %+v\nafter  %+v", synced.Status, stamped.Status)
+	}
+	computed := comparisonsCounted(t, argocd, comparisonComputed)
+	waitReused(t, argocd, reusedComparisons(t, argocd), 2, "polls after the timestamps' write")
+	if now := comparisonsCounted(t, argocd, comparisonComputed); now != computed {
+		t.Errorf("%v comparisons computed after the timestamps' write, want none", now-computed)
+	}
 
 	sha := commitConfigMapChange(repo)
 	waitApp(t, c, key, "the commit found by a poll and synced", func(a *v1alpha1.Application) bool {
