@@ -284,16 +284,13 @@ func appHealth(prev v1alpha1.HealthStatus, resources []v1alpha1.ResourceStatus, 
 func images(desired, live []*unstructured.Unstructured) []string {
 	set := map[string]bool{}
 	collect := func(obj *unstructured.Unstructured) {
-		for _, path := range [][]string{
-			{"spec", "template", "spec"}, {"spec", "jobTemplate", "spec", "template", "spec"}, {"spec"},
-		} {
-			for _, field := range []string{"containers", "initContainers"} {
-				list, _, _ := unstructured.NestedSlice(obj.Object, append(append([]string{}, path...), field)...)
-				for _, c := range list {
-					if m, ok := c.(map[string]any); ok {
-						if img, ok := m["image"].(string); ok && img != "" {
-							set[img] = true
-						}
+		for _, path := range containerLists {
+			list, _, _ := unstructured.NestedFieldNoCopy(obj.Object, path...)
+			containers, _ := list.([]any)
+			for _, c := range containers {
+				if m, ok := c.(map[string]any); ok {
+					if img, ok := m["image"].(string); ok && img != "" {
+						set[img] = true
 					}
 				}
 			}
@@ -311,6 +308,15 @@ func images(desired, live []*unstructured.Unstructured) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// containerLists are where images are found: the pod template of workloads
+// and of CronJobs' jobs, and a Pod's own spec. They are read in place, for
+// every object of every comparison, so nothing is copied.
+var containerLists = [][]string{
+	{"spec", "template", "spec", "containers"}, {"spec", "template", "spec", "initContainers"},
+	{"spec", "jobTemplate", "spec", "template", "spec", "containers"}, {"spec", "jobTemplate", "spec", "template", "spec", "initContainers"},
+	{"spec", "containers"}, {"spec", "initContainers"},
 }
 
 func sourceTypes(app *v1alpha1.Application) ([]v1alpha1.ApplicationSourceType, v1alpha1.ApplicationSourceType) {
