@@ -373,7 +373,7 @@ func (r *Reconciler) reconcileCompare(ctx context.Context, req ctrl.Request) (ct
 		// that starts an operation must be based on the latest version.
 		patch = client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})
 	}
-	if err := r.patchApp(ctx, app, patch); err != nil {
+	if err := r.Client.Patch(ctx, app, patch); err != nil {
 		if apierrors.IsConflict(err) {
 			return ctrl.Result{RequeueAfter: time.Millisecond}, nil // compare again on the newer version
 		}
@@ -411,36 +411,23 @@ func (r *Reconciler) recordCompared(ctx context.Context, app *v1alpha1.Applicati
 }
 
 // writeComparedAt writes app's reconciledAt and observedAt, and nothing
-// else. It is most of Skiff's writes in steady state, so the patch is
-// written directly instead of diffing the whole Application.
+// else, and takes app's new resourceVersion. It is most of Skiff's writes in
+// steady state, so it is built to be cheap on both sides: the patch is
+// written directly instead of diffing the whole Application, and the API
+// server answers with the metadata alone.
 func (r *Reconciler) writeComparedAt(ctx context.Context, app *v1alpha1.Application, at metav1.Time) error {
 	stamp, err := at.MarshalJSON()
 	if err != nil {
 		return err
 	}
 	patch := fmt.Appendf(nil, `{"status":{"reconciledAt":%s,"observedAt":%s}}`, stamp, stamp)
-	if err := r.patchApp(ctx, app, client.RawPatch(types.MergePatchType, patch)); err != nil {
+	written := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: app.Namespace, Name: app.Name}}
+	written.SetGroupVersionKind(v1alpha1.GroupVersion.WithKind("Application"))
+	if err := r.Client.Patch(ctx, written, client.RawPatch(types.MergePatchType, patch)); err != nil {
 		return err
 	}
 	app.Status.ReconciledAt, app.Status.ObservedAt = &at, &at
-	return nil
-}
-
-// patchApp sends patch's change of app and takes the API server's answer as
-// metadata only (resourceVersion, generation, managedFields): the rest is
-// what app already holds, since the Application schema defaults nothing,
-// and decoding the whole object back cost as much as diffing it.
-func (r *Reconciler) patchApp(ctx context.Context, app *v1alpha1.Application, patch client.Patch) error {
-	data, err := patch.Data(app)
-	if err != nil {
-		return fmt.Errorf("building the patch: %w", err)
-	}
-	written := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: app.Namespace, Name: app.Name}}
-	written.SetGroupVersionKind(v1alpha1.GroupVersion.WithKind("Application"))
-	if err := r.Client.Patch(ctx, written, client.RawPatch(patch.Type(), data)); err != nil {
-		return err
-	}
-	app.ObjectMeta = written.ObjectMeta
+	app.ResourceVersion = written.ResourceVersion
 	return nil
 }
 

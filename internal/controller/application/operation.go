@@ -63,7 +63,7 @@ func (r *Reconciler) reconcileOperation(ctx context.Context, req ctrl.Request) (
 		if state != nil && isRunning(state.Phase) {
 			app.Status.OperationState.RetryCount = state.RetryCount
 		}
-		if err := r.patchApp(ctx, app, client.MergeFrom(orig)); err != nil {
+		if err := r.Client.Patch(ctx, app, client.MergeFrom(orig)); err != nil {
 			return ctrl.Result{}, fmt.Errorf("recording the operation start: %w", err)
 		}
 		r.wrote(app)
@@ -268,7 +268,7 @@ func (r *Reconciler) retryOrFail(ctx context.Context, app *v1alpha1.Application,
 		app.Status.OperationState.RetryCount = count + 1
 		app.Status.OperationState.Message = fmt.Sprintf("%s. Retrying attempt #%d at %s.", message, count+1, r.now().Add(wait).Format(time.Kitchen))
 		app.Status.OperationState.SyncResult = result
-		if err := r.patchApp(ctx, app, client.MergeFrom(orig)); err != nil {
+		if err := r.Client.Patch(ctx, app, client.MergeFrom(orig)); err != nil {
 			return ctrl.Result{}, fmt.Errorf("recording the retry: %w", err)
 		}
 		r.wrote(app)
@@ -349,7 +349,7 @@ func (r *Reconciler) finishOperation(ctx context.Context, app *v1alpha1.Applicat
 		cmp = r.compare(ctx, app, false, 0, synced.Applied)
 		r.compared.beginWrite(app.Name)
 	}
-	if err := r.patchApp(ctx, app, client.MergeFrom(orig)); err != nil {
+	if err := r.Client.Patch(ctx, app, client.MergeFrom(orig)); err != nil {
 		r.compared.forget(app.Name)
 		return fmt.Errorf("recording the operation result: %w", err)
 	}
