@@ -411,24 +411,15 @@ func (r *Reconciler) recordCompared(ctx context.Context, app *v1alpha1.Applicati
 }
 
 // writeComparedAt writes app's reconciledAt and observedAt, and nothing
-// else, and takes app's new resourceVersion. It is most of Skiff's writes in
-// steady state, so it is built to be cheap on both sides: the patch is
-// written directly instead of diffing the whole Application, and the API
-// server answers with the metadata alone.
+// else. It is most of Skiff's writes in steady state, so the patch is
+// written directly instead of diffing the whole Application.
 func (r *Reconciler) writeComparedAt(ctx context.Context, app *v1alpha1.Application, at metav1.Time) error {
 	stamp, err := at.MarshalJSON()
 	if err != nil {
 		return err
 	}
 	patch := fmt.Appendf(nil, `{"status":{"reconciledAt":%s,"observedAt":%s}}`, stamp, stamp)
-	written := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: app.Namespace, Name: app.Name}}
-	written.SetGroupVersionKind(v1alpha1.GroupVersion.WithKind("Application"))
-	if err := r.Client.Patch(ctx, written, client.RawPatch(types.MergePatchType, patch)); err != nil {
-		return err
-	}
-	app.Status.ReconciledAt, app.Status.ObservedAt = &at, &at
-	app.ResourceVersion = written.ResourceVersion
-	return nil
+	return r.Client.Patch(ctx, app, client.RawPatch(types.MergePatchType, patch))
 }
 
 // rememberComparison keeps what cmp read when its outcome, now in app
