@@ -1,7 +1,11 @@
 // Package logging holds Skiff's logger plumbing.
 package logging
 
-import "github.com/go-logr/logr"
+import (
+	"slices"
+
+	"github.com/go-logr/logr"
+)
 
 // DeferValues returns a logger that keeps the key-value pairs given to
 // WithValues and hands them to log's sink only with a line written.
@@ -42,6 +46,10 @@ func (s *deferredSink) Error(err error, msg string, keysAndValues ...any) {
 }
 
 func (s *deferredSink) WithValues(keysAndValues ...any) logr.LogSink {
+	if len(s.values) == 0 {
+		// Keep a copy: a caller may reuse the slice it passed.
+		return &deferredSink{sink: s.sink, values: slices.Clone(keysAndValues)}
+	}
 	return &deferredSink{sink: s.sink, values: s.with(keysAndValues)}
 }
 

@@ -63,6 +63,15 @@ func TestDeferValues(t *testing.T) {
 			},
 			want: []string{"ctl: msg[a 1 b 2]"},
 		},
+		"a slice the caller reuses after WithValues does not change the values": {
+			log: func(base logr.Logger) {
+				kv := []any{"a", 1}
+				log := base.WithValues(kv...)
+				kv[1] = 2
+				log.Info("msg")
+			},
+			want: []string{"msg[a 1]"},
+		},
 		"a disabled level writes nothing": {
 			log: func(base logr.Logger) {
 				base.WithValues("a", 1).V(1).Info("debug")
