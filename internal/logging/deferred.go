@@ -46,10 +46,6 @@ func (s *deferredSink) Error(err error, msg string, keysAndValues ...any) {
 }
 
 func (s *deferredSink) WithValues(keysAndValues ...any) logr.LogSink {
-	if len(s.values) == 0 {
-		// Keep a copy: a caller may reuse the slice it passed.
-		return &deferredSink{sink: s.sink, values: slices.Clone(keysAndValues)}
-	}
 	return &deferredSink{sink: s.sink, values: s.with(keysAndValues)}
 }
 
@@ -57,16 +53,11 @@ func (s *deferredSink) WithName(name string) logr.LogSink {
 	return &deferredSink{sink: s.sink.WithName(name), values: s.values}
 }
 
-// with returns the deferred values followed by more, in a slice of its own
-// when there are both (loggers derived from one another share s.values).
+// with returns the deferred values followed by more, in a slice of its own:
+// loggers derived from one another share s.values, and a caller may reuse
+// the slice it passed.
 func (s *deferredSink) with(more []any) []any {
-	if len(s.values) == 0 {
-		return more
-	}
-	if len(more) == 0 {
-		return s.values
-	}
-	return append(s.values[:len(s.values):len(s.values)], more...)
+	return append(slices.Clip(s.values), more...)
 }
 
 func (s *deferredSink) WithCallDepth(depth int) logr.LogSink {
