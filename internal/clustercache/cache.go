@@ -34,6 +34,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 
@@ -90,17 +91,37 @@ type Cache struct {
 	opts      Options
 	dynamic   dynamic.Interface
 	discovery discovery.DiscoveryInterface
+	metadata  metadata.Interface
 	excluded  map[schema.GroupKind]bool
 
 	mu          sync.RWMutex
 	objects     map[ResourceKey]*stored
 	byApp       map[string]map[ResourceKey]bool
 	children    map[types.UID]map[ResourceKey]bool
-	watched     map[schema.GroupVersionResource]schema.GroupVersionKind
+	watched     map[schema.GroupVersionResource]*kindWatch
 	subscribers []func(Event)
+
+	// upgradeMu serialises upgrades, so a kind gets one full watch.
+	upgradeMu sync.Mutex
+	upgrades  chan struct{}
 
 	rediscover chan struct{}
 	synced     chan struct{}
+}
+
+// kindWatch is how one kind is watched. A kind is first watched as
+// metadata only: most kinds' objects (Pods, ReplicaSets, the namespaces'
+// own ServiceAccounts) are tracked by no Application, and the API server
+// sends their metadata in protobuf, which costs a fraction of decoding
+// their JSON. Once an object of the kind turns out to be tracked, the kind
+// is watched whole from then on (see upgrade).
+type kindWatch struct {
+	gvk schema.GroupVersionKind
+	// wantFull is set when a tracked object of the kind was seen, full
+	// once the full watch has its list in.
+	wantFull, full bool
+	// stopMetadata ends the metadata-only watch.
+	stopMetadata context.CancelFunc
 }
 
 // New returns a Cache for the cluster behind cfg.
@@ -116,16 +137,21 @@ func New(cfg *rest.Config, opts Options) (*Cache, error) {
 	if err != nil {
 		return nil, fmt.Errorf("building discovery client: %w", err)
 	}
+	meta, err := metadata.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("building metadata client: %w", err)
+	}
 	excluded := map[schema.GroupKind]bool{}
 	for _, gk := range append(append([]schema.GroupKind{}, defaultExcluded...), opts.Exclude...) {
 		excluded[gk] = true
 	}
 	return &Cache{
-		opts: opts, dynamic: dyn, discovery: disc, excluded: excluded,
+		opts: opts, dynamic: dyn, discovery: disc, metadata: meta, excluded: excluded,
 		objects:    map[ResourceKey]*stored{},
 		byApp:      map[string]map[ResourceKey]bool{},
 		children:   map[types.UID]map[ResourceKey]bool{},
-		watched:    map[schema.GroupVersionResource]schema.GroupVersionKind{},
+		watched:    map[schema.GroupVersionResource]*kindWatch{},
+		upgrades:   make(chan struct{}, 1),
 		rediscover: make(chan struct{}, 1),
 		synced:     make(chan struct{}),
 	}, nil
@@ -148,6 +174,7 @@ func (c *Cache) Start(ctx context.Context) error {
 	}
 	close(c.synced)
 	go c.rediscoverLoop(ctx)
+	go c.upgradeLoop(ctx)
 	return nil
 }
 
@@ -162,7 +189,8 @@ func (c *Cache) WaitForSync(ctx context.Context) error {
 	}
 }
 
-// discover starts informers for kinds not watched yet and waits for them.
+// discover starts informers for kinds not watched yet and waits for them,
+// and for the full watches of those that hold tracked objects.
 func (c *Cache) discover(ctx context.Context) error {
 	lists, err := c.discovery.ServerPreferredResources()
 	if err != nil && len(lists) == 0 {
@@ -188,26 +216,43 @@ func (c *Cache) discover(ctx context.Context) error {
 			c.mu.Lock()
 			_, known := c.watched[gvr]
 			if !known {
-				c.watched[gvr] = gvk
+				c.watched[gvr] = &kindWatch{gvk: gvk}
 			}
 			c.mu.Unlock()
 			if known {
 				continue
 			}
-			started = append(started, c.watch(ctx, gvr, gvk))
+			started = append(started, c.watchMetadata(ctx, gvr, gvk))
 		}
 	}
 	if !cache.WaitForCacheSync(ctx.Done(), started...) {
 		return fmt.Errorf("waiting for the cluster cache to sync: %w", ctx.Err())
 	}
-	return nil
+	return c.upgrade(ctx)
 }
 
-// watch starts an informer of gvr and returns its HasSynced. It is a plain
-// informer, not a shared one: the cache is its only reader, and a shared
-// informer would add a listener (a buffer and two goroutines) per kind
-// between the watch and the handler.
-func (c *Cache) watch(ctx context.Context, gvr schema.GroupVersionResource, gvk schema.GroupVersionKind) cache.InformerSynced {
+// watchMetadata starts a metadata-only informer of gvr and returns its
+// HasSynced.
+func (c *Cache) watchMetadata(ctx context.Context, gvr schema.GroupVersionResource, gvk schema.GroupVersionKind) cache.InformerSynced {
+	resource := c.metadata.Resource(gvr)
+	lw := cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+			return resource.List(ctx, opts)
+		},
+		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+			return resource.Watch(ctx, opts)
+		},
+	}, c.metadata)
+	ctx, stop := context.WithCancel(ctx)
+	c.mu.Lock()
+	c.watched[gvr].stopMetadata = stop
+	c.mu.Unlock()
+	return c.run(ctx, lw, &metav1.PartialObjectMetadata{}, gvk, c.metadataTransform(gvr, gvk))
+}
+
+// watchFull starts an informer of gvr's whole objects and returns its
+// HasSynced.
+func (c *Cache) watchFull(ctx context.Context, gvr schema.GroupVersionResource, gvk schema.GroupVersionKind) cache.InformerSynced {
 	resource := c.dynamic.Resource(gvr)
 	lw := cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
@@ -217,15 +262,112 @@ func (c *Cache) watch(ctx context.Context, gvr schema.GroupVersionResource, gvk 
 			return resource.Watch(ctx, opts)
 		},
 	}, c.dynamic)
+	return c.run(ctx, lw, &unstructured.Unstructured{}, gvk, transform(gvk, c.opts.Tracking))
+}
+
+// run runs an informer until ctx ends. It is a plain informer, not a
+// shared one: the cache is its only reader, and a shared informer would
+// add a listener (a buffer and two goroutines) per kind between the watch
+// and the handler.
+func (c *Cache) run(ctx context.Context, lw cache.ListerWatcher, objectType runtime.Object, gvk schema.GroupVersionKind, transform cache.TransformFunc) cache.InformerSynced {
 	_, informer := cache.NewInformerWithOptions(cache.InformerOptions{
 		ListerWatcher: lw,
-		ObjectType:    &unstructured.Unstructured{},
+		ObjectType:    objectType,
 		Handler:       c.handler(gvk),
 		ResyncPeriod:  c.opts.Resync,
-		Transform:     transform(gvk, c.opts.Tracking),
+		Transform:     transform,
 	})
 	go informer.RunWithContext(ctx)
 	return informer.HasSynced
+}
+
+// metadataTransform is the metadata-only informers' transform: it encodes
+// each object for the cache (see storeMetadata) and asks for the kind to
+// be watched whole when an Application tracks the object.
+func (c *Cache) metadataTransform(gvr schema.GroupVersionResource, gvk schema.GroupVersionKind) cache.TransformFunc {
+	return func(obj any) (any, error) {
+		m, ok := obj.(*metav1.PartialObjectMetadata)
+		if !ok {
+			return obj, nil
+		}
+		s, owner, err := storeMetadata(gvk, m, c.opts.Tracking)
+		if err != nil {
+			return nil, err
+		}
+		if owner != "" {
+			c.wantFull(gvr)
+		}
+		return s, nil
+	}
+}
+
+// wantFull asks for gvr to be watched whole.
+func (c *Cache) wantFull(gvr schema.GroupVersionResource) {
+	c.mu.Lock()
+	w := c.watched[gvr]
+	first := w != nil && !w.wantFull
+	if first {
+		w.wantFull = true
+	}
+	c.mu.Unlock()
+	if first {
+		select {
+		case c.upgrades <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// upgradeLoop upgrades the kinds asked for after Start.
+func (c *Cache) upgradeLoop(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-c.upgrades:
+		}
+		// An error is ctx's end.
+		_ = c.upgrade(ctx)
+	}
+}
+
+// upgrade watches whole each kind an Application tracks an object of. The
+// full watch's list replaces the kind's partial objects (see storeLocked),
+// which until then count as untracked, and notifies their apps; the
+// metadata-only watch ends once that list is in, so no change falls
+// between the two.
+func (c *Cache) upgrade(ctx context.Context) error {
+	c.upgradeMu.Lock()
+	defer c.upgradeMu.Unlock()
+	c.mu.RLock()
+	var kinds []schema.GroupVersionResource
+	for gvr, w := range c.watched {
+		if w.wantFull && !w.full {
+			kinds = append(kinds, gvr)
+		}
+	}
+	c.mu.RUnlock()
+	if len(kinds) == 0 {
+		return nil
+	}
+	started := make([]cache.InformerSynced, len(kinds))
+	for i, gvr := range kinds {
+		c.mu.RLock()
+		gvk := c.watched[gvr].gvk
+		c.mu.RUnlock()
+		started[i] = c.watchFull(ctx, gvr, gvk)
+	}
+	if !cache.WaitForCacheSync(ctx.Done(), started...) {
+		return fmt.Errorf("waiting for the cluster cache to sync: %w", ctx.Err())
+	}
+	c.mu.Lock()
+	for _, gvr := range kinds {
+		w := c.watched[gvr]
+		w.full = true
+		w.stopMetadata()
+	}
+	c.mu.Unlock()
+	return nil
 }
 
 func hasVerbs(verbs []string, want ...string) bool {
@@ -347,12 +489,16 @@ func (c *Cache) Record(objs ...*unstructured.Unstructured) {
 
 // storeLocked stores s unless the cache holds that version of it or a
 // later one (by resourceVersion): the watch event of a recorded write, or a
-// re-list's unchanged object, is no change. It returns the app the replaced
-// copy was tracked to and whether s was stored.
+// re-list's unchanged object, is no change. A whole copy of the version a
+// partial one holds is one: it brings the body and the tracking. It
+// returns the app the replaced copy was tracked to and whether s was
+// stored.
 func (c *Cache) storeLocked(s *stored) (oldApp string, changed bool) {
 	key := s.key
 	if old, ok := c.objects[key]; ok {
-		if rv := s.meta.ResourceVersion; rv != "" && (old.meta.ResourceVersion == rv || laterVersion(old.meta.ResourceVersion, rv)) {
+		rv := s.meta.ResourceVersion
+		same := old.meta.ResourceVersion == rv && !(old.partial && !s.partial)
+		if rv != "" && (same || laterVersion(old.meta.ResourceVersion, rv)) {
 			return "", false
 		}
 		oldApp = old.app
@@ -378,9 +524,9 @@ func (c *Cache) storeLocked(s *stored) (oldApp string, changed bool) {
 // delivered with the event's object: the informer holds that object
 // anyway, and keeping both would hold every object a sync wrote twice
 // until it next changes. Equal versions are the same object, so the
-// indexes stay as they are.
+// indexes stay as they are; a partial copy never replaces a whole one.
 func (c *Cache) shareLocked(s *stored) {
-	if old, ok := c.objects[s.key]; ok && old != s && old.meta.ResourceVersion == s.meta.ResourceVersion {
+	if old, ok := c.objects[s.key]; ok && old != s && old.meta.ResourceVersion == s.meta.ResourceVersion && old.partial == s.partial {
 		c.objects[s.key] = s
 	}
 }
@@ -474,8 +620,8 @@ func (c *Cache) GetFull(ctx context.Context, key ResourceKey) (*unstructured.Uns
 func (c *Cache) resourceOf(gk schema.GroupKind) (schema.GroupVersionResource, bool) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	for gvr, gvk := range c.watched {
-		if gvk.GroupKind() == gk {
+	for gvr, w := range c.watched {
+		if w.gvk.GroupKind() == gk {
 			return gvr, true
 		}
 	}

@@ -109,6 +109,9 @@ func TestCacheIndexesAppObjectsAndTheirChildren(t *testing.T) {
 	if !events.has(func(e Event) bool { return e.App == "shop" && e.Key.Kind == "Deployment" }) {
 		t.Errorf("no event for the app's Deployment")
 	}
+	eventually(t, "Deployments to be watched whole once one is tracked", func() bool {
+		return c.watchesWhole(schema.GroupKind{Group: "apps", Kind: "Deployment"})
+	})
 
 	var rs *unstructured.Unstructured
 	eventually(t, "the ReplicaSet to be a child of the Deployment", func() bool {
@@ -122,6 +125,9 @@ func TestCacheIndexesAppObjectsAndTheirChildren(t *testing.T) {
 	eventually(t, "two Pods to be children of the ReplicaSet", func() bool {
 		return len(c.Children(rs.GetUID())) == 2
 	})
+	if c.watchesWhole(schema.GroupKind{Kind: "Pod"}) || c.watchesWhole(schema.GroupKind{Group: "apps", Kind: "ReplicaSet"}) {
+		t.Errorf("Pods or ReplicaSets, which no app tracks, are watched whole")
+	}
 	if _, ok := c.Get(ResourceKey{Kind: "ConfigMap", Namespace: ns, Name: "copied"}); !ok {
 		t.Errorf("the untracked ConfigMap is not cached at all")
 	}

@@ -2,6 +2,7 @@ package clustercache
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -23,6 +24,10 @@ type stored struct {
 	// references: the informer's key function and the indexes read them.
 	meta metav1.ObjectMeta
 	raw  []byte
+	// partial marks an object that came from a metadata-only watch (see
+	// watchMetadata): it is indexed as untracked whatever its annotations
+	// say, because no reader may take its metadata for its whole body.
+	partial bool
 }
 
 // store encodes u, already trimmed, for the cache.
@@ -42,6 +47,27 @@ func store(u *unstructured.Unstructured, tracking TrackingMode) (*stored, error)
 		// the cache keeps the text for as long as the object lives.
 		raw: bytes.Clone(raw),
 	}, nil
+}
+
+// storeMetadata encodes an object of kind gvk that a metadata-only watch
+// delivered, without its managedFields (as trim leaves an untracked
+// object), and returns the Application its metadata names as its owner.
+func storeMetadata(gvk schema.GroupVersionKind, m *metav1.PartialObjectMetadata, tracking TrackingMode) (*stored, string, error) {
+	m.ManagedFields = nil
+	m.APIVersion, m.Kind = gvk.ToAPIVersionAndKind()
+	raw, err := json.Marshal(m)
+	if err != nil {
+		return nil, "", fmt.Errorf("encoding %s %s/%s: %w", gvk.Kind, m.Namespace, m.Name, err)
+	}
+	return &stored{
+		key: ResourceKey{Group: gvk.Group, Kind: gvk.Kind, Namespace: m.Namespace, Name: m.Name},
+		meta: metav1.ObjectMeta{
+			Name: m.Name, Namespace: m.Namespace, UID: m.UID,
+			ResourceVersion: m.ResourceVersion, OwnerReferences: m.OwnerReferences,
+		},
+		raw:     raw,
+		partial: true,
+	}, owningApp(gvk, m, tracking), nil
 }
 
 // object decodes the stored object; each call returns a new copy, which

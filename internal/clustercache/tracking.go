@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"strings"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // TrackingAnnotation marks an object as managed by an Application, in
@@ -34,6 +36,11 @@ func TrackingID(app string, obj *unstructured.Unstructured) string {
 // travelled into another object (a template's annotations copied into what
 // it creates) does not make that object managed, so it is never pruned.
 func OwningApp(obj *unstructured.Unstructured, mode TrackingMode) string {
+	return owningApp(obj.GroupVersionKind(), obj, mode)
+}
+
+// owningApp is OwningApp for an object of kind gvk known by its metadata.
+func owningApp(gvk schema.GroupVersionKind, obj metav1.Object, mode TrackingMode) string {
 	if mode == TrackingLabelMode {
 		return obj.GetLabels()[InstanceLabel]
 	}
@@ -45,7 +52,6 @@ func OwningApp(obj *unstructured.Unstructured, mode TrackingMode) string {
 	if !ok || app == "" {
 		return ""
 	}
-	gvk := obj.GroupVersionKind()
 	if rest != fmt.Sprintf("%s/%s:%s/%s", gvk.Group, gvk.Kind, obj.GetNamespace(), obj.GetName()) {
 		return ""
 	}

@@ -1,0 +1,92 @@
+package clustercache
+
+import (
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// metadataEvent delivers u's metadata to c as a metadata-only watch does.
+func metadataEvent(t *testing.T, c *Cache, gvk schema.GroupVersionKind, u *unstructured.Unstructured) {
+	t.Helper()
+	m := &metav1.PartialObjectMetadata{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, m); err != nil {
+		t.Fatal(err)
+	}
+	s, _, err := storeMetadata(gvk, m, TrackingAnnotationMode)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.upsert(s)
+}
+
+// While a kind moves from a metadata-only watch to a whole one, both
+// deliver events: a whole copy of a version wins over a partial one, and no
+// partial copy is taken for a tracked object's body.
+func TestWholeAndPartialCopiesOfAnObject(t *testing.T) {
+	configMap := func(rv string) *unstructured.Unstructured {
+		u := object("v1", "ConfigMap", "web", "cfg", map[string]string{TrackingAnnotation: "shop:/ConfigMap:web/cfg"}, nil)
+		u.SetResourceVersion(rv)
+		u.Object["data"] = map[string]any{"rv": rv}
+		return u
+	}
+	type event struct {
+		rv    string
+		whole bool
+	}
+	tests := map[string]struct {
+		events []event
+		// wantData is the data the cache gives, "" for a partial copy.
+		wantData   string
+		wantApp    bool
+		wantEvents int
+	}{
+		"a partial copy of a tracked object counts as untracked": {
+			events: []event{{"10", false}}, wantEvents: 1},
+		"a whole copy of the same version replaces it and is heard by its app": {
+			events: []event{{"10", false}, {"10", true}}, wantData: "10", wantApp: true, wantEvents: 2},
+		"a partial copy of the same version leaves the whole one": {
+			events: []event{{"10", true}, {"10", false}}, wantData: "10", wantApp: true, wantEvents: 1},
+		"a whole copy older than the partial one is ignored": {
+			events: []event{{"11", false}, {"10", true}}, wantEvents: 1},
+		// Its app hears the object leave it, as the partial copy is heard.
+		"a later partial copy replaces a whole one": {
+			events: []event{{"10", true}, {"11", false}}, wantEvents: 3},
+		"the whole watch catches up with the partial one": {
+			events: []event{{"10", true}, {"11", false}, {"11", true}}, wantData: "11", wantApp: true, wantEvents: 4},
+	}
+	gvk := schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			c := newUnstartedCache()
+			heard := 0
+			c.Subscribe(func(Event) { heard++ })
+			for _, e := range tc.events {
+				if e.whole {
+					watchEvent(t, c, gvk, configMap(e.rv))
+				} else {
+					metadataEvent(t, c, gvk, configMap(e.rv))
+				}
+			}
+			got, ok := c.Get(ResourceKey{Kind: "ConfigMap", Namespace: "web", Name: "cfg"})
+			if !ok {
+				t.Fatal("the object is not cached")
+			}
+			if data, _, _ := unstructured.NestedString(got.Object, "data", "rv"); data != tc.wantData {
+				t.Errorf("cached data %q, want %q", data, tc.wantData)
+			}
+			if got.GetAnnotations()[TrackingAnnotation] == "" || got.GetKind() != "ConfigMap" || got.GetAPIVersion() != "v1" {
+				t.Errorf("the cached copy lost its kind or metadata: %v", got.Object)
+			}
+			if tracked := len(c.AppObjects("shop")) == 1; tracked != tc.wantApp {
+				t.Errorf("indexed under its app: %v, want %v", tracked, tc.wantApp)
+			}
+			if heard != tc.wantEvents {
+				t.Errorf("%d notifications, want %d", heard, tc.wantEvents)
+			}
+		})
+	}
+}
