@@ -4,13 +4,16 @@
 // resource tree. Comparisons and health checks read it, so steady state
 // costs no API call per object.
 //
-// Objects are trimmed before they are stored (see trim): an object no
-// Application tracks keeps only its apiVersion, kind and metadata (without
-// managedFields), and a tracked object keeps only the managedFields entries
-// of managers other than Skiff, which ignoreDifferences'
-// managedFieldsManagers reads. GetFull reads an untracked object whole from
-// the API server. They are held as JSON and decoded on each read (see
-// stored), so every reader gets a copy of its own.
+// A kind is watched as metadata only until an object of it turns out to be
+// tracked by an Application, and whole from then on (see kindWatch). The
+// objects of whole watches are trimmed before they are stored (see trim):
+// an object no Application tracks keeps only its apiVersion, kind and
+// metadata (without managedFields), and a tracked object keeps only the
+// managedFields entries of managers other than Skiff, which
+// ignoreDifferences' managedFieldsManagers reads. GetFull reads an
+// untracked object whole from the API server. Objects are held as JSON and
+// decoded on each read (see stored), so every reader gets a copy of its
+// own.
 package clustercache
 
 import (
@@ -430,7 +433,7 @@ func (c *Cache) handler(gvk schema.GroupVersionKind) cache.ResourceEventHandler 
 				obj = tomb.Obj
 			}
 			if s, ok := obj.(*stored); ok {
-				c.remove(s.key)
+				c.remove(s)
 			}
 		},
 	}
@@ -541,10 +544,14 @@ func laterVersion(a, b string) bool {
 	return err1 == nil && err2 == nil && x > y
 }
 
-func (c *Cache) remove(key ResourceKey) {
+// remove drops the object a deletion event names. A deletion of another
+// object of the same name (an earlier one, which a second watch of the kind
+// reports late) leaves the one the cache holds.
+func (c *Cache) remove(deleted *stored) {
+	key := deleted.key
 	c.mu.Lock()
 	old, ok := c.objects[key]
-	if !ok {
+	if !ok || old.meta.UID != deleted.meta.UID {
 		c.mu.Unlock()
 		return
 	}

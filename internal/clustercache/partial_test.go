@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // metadataEvent delivers u's metadata to c as a metadata-only watch does.
@@ -86,6 +87,41 @@ func TestWholeAndPartialCopiesOfAnObject(t *testing.T) {
 			}
 			if heard != tc.wantEvents {
 				t.Errorf("%d notifications, want %d", heard, tc.wantEvents)
+			}
+		})
+	}
+}
+
+// Two watches of a kind may report a deletion at different times: the
+// late report of an earlier object must not drop the one recreated under
+// its name.
+func TestADeletionDropsOnlyTheObjectItNames(t *testing.T) {
+	configMap := func(uid, rv string) *unstructured.Unstructured {
+		u := object("v1", "ConfigMap", "web", "cfg", map[string]string{TrackingAnnotation: "shop:/ConfigMap:web/cfg"}, nil)
+		u.SetUID(types.UID(uid))
+		u.SetResourceVersion(rv)
+		return u
+	}
+	tests := map[string]struct {
+		deleted  *unstructured.Unstructured
+		wantKept bool
+	}{
+		"the deletion of the cached object drops it": {deleted: configMap("second", "12")},
+		"the deletion of an earlier object of the name is ignored": {
+			deleted: configMap("first", "10"), wantKept: true},
+	}
+	gvk := schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			c := newUnstartedCache()
+			watchEvent(t, c, gvk, configMap("second", "12"))
+			s, err := transform(gvk, TrackingAnnotationMode)(tc.deleted)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.remove(s.(*stored))
+			if kept := len(c.AppObjects("shop")) == 1; kept != tc.wantKept {
+				t.Errorf("the cached object kept: %v, want %v", kept, tc.wantKept)
 			}
 		})
 	}

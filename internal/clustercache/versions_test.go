@@ -39,7 +39,7 @@ func TestVersionsChangeWithTheObjectsAComparisonReads(t *testing.T) {
 		"a write recorded by a sync": {
 			change: func(c *Cache, _ func(*unstructured.Unstructured)) { c.Record(configMap("b", "6", "shop")) }, changes: true},
 		"a deleted tracked object": {
-			change: func(c *Cache, _ func(*unstructured.Unstructured)) { c.remove(key("b")) }, changes: true},
+			change: func(c *Cache, _ func(*unstructured.Unstructured)) { c.remove(c.objects[key("b")]) }, changes: true},
 		"an update of an untracked object asked about": {
 			change: func(_ *Cache, upsert func(*unstructured.Unstructured)) { upsert(configMap("c", "6", "")) }, changes: true},
 		"an object asked about becoming tracked": {
