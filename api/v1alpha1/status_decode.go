@@ -16,7 +16,7 @@ import (
 func (s *ApplicationStatus) UnmarshalJSON(data []byte) error {
 	type plain ApplicationStatus // without this method
 	var whole plain
-	err := utiljson.Unmarshal(data, &whole)
+	err := decode(data, &whole)
 	if err == nil {
 		*s = ApplicationStatus(whole)
 		return nil
