@@ -18,7 +18,7 @@ import (
 	"github.com/skiffcd/skiff/api/v1alpha1"
 )
 
-func testScheme(t *testing.T) *runtime.Scheme {
+func testScheme(t testing.TB) *runtime.Scheme {
 	t.Helper()
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
@@ -177,13 +177,7 @@ func BenchmarkApplicationWatchEvents(b *testing.B) {
 		b.Fatal(err)
 	}
 	event := []byte(`{"type":"MODIFIED","object":` + strings.TrimSpace(string(data)) + "}\n")
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		b.Fatal(err)
-	}
-	if err := v1alpha1.AddToScheme(scheme); err != nil {
-		b.Fatal(err)
-	}
+	scheme := testScheme(b)
 	ours, err := newApplicationCodecs(scheme)
 	if err != nil {
 		b.Fatal(err)
