@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
 )
@@ -182,6 +183,43 @@ func NewApplicationREST(cfg *rest.Config, httpClient *http.Client, scheme *runti
 		cfg.UserAgent = rest.DefaultKubernetesUserAgent()
 	}
 	return rest.RESTClientForConfigAndClient(cfg, httpClient)
+}
+
+// Applications wires Applications' own client into a controller-runtime
+// manager, so that skiff server and the controller's tests read and write
+// them the same way.
+type Applications struct {
+	// REST is the client from NewApplicationREST.
+	REST       rest.Interface
+	httpClient *http.Client
+}
+
+// NewApplications builds the HTTP client the manager's client and cache
+// will share with REST.
+func NewApplications(cfg *rest.Config, scheme *runtime.Scheme) (*Applications, error) {
+	httpClient, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("building the HTTP client: %w", err)
+	}
+	applications, err := NewApplicationREST(cfg, httpClient, scheme)
+	if err != nil {
+		return nil, fmt.Errorf("building the Applications' client: %w", err)
+	}
+	return &Applications{REST: applications, httpClient: httpClient}, nil
+}
+
+// ConfigureManager makes the manager's client and cache share the HTTP
+// client, and its cache list and watch Applications through REST.
+func (a *Applications) ConfigureManager(opts *manager.Options) {
+	opts.Client.HTTPClient = a.httpClient
+	opts.Cache.HTTPClient = a.httpClient
+	opts.Cache.NewInformer = NewInformerFunc(a.REST)
+}
+
+// Writes returns c with its patches of Applications going through REST
+// (ApplicationWrites).
+func (a *Applications) Writes(c client.Client) *ApplicationWrites {
+	return NewApplicationWrites(c, a.REST)
 }
 
 // ApplicationListWatch lists and watches the Applications of every

@@ -2,9 +2,8 @@
 // paths. ScopeMemo remembers whether a kind is namespaced: a comparison and
 // a sync ask it of every object, and the REST mapper answers by walking
 // every API group, building a no-match error for each one that is not it.
-// NewApplicationREST, NewInformerFunc and ApplicationWrites read and write
-// Applications through a client that decodes them in one pass (see
-// applications.go).
+// Applications wires in a client that reads and writes Applications,
+// decoding each in one pass (see applications.go).
 package kubeclient
 
 import (

@@ -96,19 +96,14 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 	if err != nil {
 		return err
 	}
-	httpClient, err := rest.HTTPClientFor(cfg)
-	if err != nil {
-		return fmt.Errorf("building the HTTP client: %w", err)
-	}
 	// Applications are read and written through a client of their own,
 	// which decodes them in one pass; see kubeclient.
-	applications, err := kubeclient.NewApplicationREST(cfg, httpClient, scheme)
+	applications, err := kubeclient.NewApplications(cfg, scheme)
 	if err != nil {
-		return fmt.Errorf("building the Applications' client: %w", err)
+		return err
 	}
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+	mgrOpts := ctrl.Options{
 		Scheme:                  scheme,
-		Client:                  client.Options{HTTPClient: httpClient},
 		Metrics:                 metricsserver.Options{BindAddress: opts.MetricsAddr},
 		HealthProbeBindAddress:  opts.HealthAddr,
 		PprofBindAddress:        opts.PprofAddr,
@@ -116,15 +111,15 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 		LeaderElectionID:        "skiff-controller-leader",
 		LeaderElectionNamespace: opts.Namespace,
 		Cache: cache.Options{
-			HTTPClient:        httpClient,
 			DefaultNamespaces: nil, // all namespaces: Rollouts live next to their workloads
 			// No controller reads managedFields from the cache (writes are
 			// merge patches or applies computed from spec and status), and
 			// they are a large part of an Application's size.
 			DefaultTransform: cache.TransformStripManagedFields(),
-			NewInformer:      kubeclient.NewInformerFunc(applications),
 		},
-	})
+	}
+	applications.ConfigureManager(&mgrOpts)
+	mgr, err := ctrl.NewManager(cfg, mgrOpts)
 	if err != nil {
 		return fmt.Errorf("creating controller manager: %w", err)
 	}
@@ -229,7 +224,7 @@ func addConfigCache(mgr ctrl.Manager, namespace string) (cache.Cache, error) {
 
 // addApplicationController wires the repo server, the cluster cache and the
 // sync engine into the Application controller.
-func addApplicationController(mgr ctrl.Manager, cfg *rest.Config, opts Options, config client.Reader, events *eventrecorder.Sink, applications rest.Interface) (*application.Reconciler, error) {
+func addApplicationController(mgr ctrl.Manager, cfg *rest.Config, opts Options, config client.Reader, events *eventrecorder.Sink, applications *kubeclient.Applications) (*application.Reconciler, error) {
 	cacheDir := opts.CacheDir
 	if cacheDir == "" {
 		dir, err := os.UserCacheDir()
@@ -262,7 +257,7 @@ func addApplicationController(mgr ctrl.Manager, cfg *rest.Config, opts Options, 
 	}
 	// Comparisons and syncs ask every object's scope; see kubeclient.
 	r := &application.Reconciler{
-		Client:    kubeclient.NewScopeMemo(kubeclient.NewApplicationWrites(mgr.GetClient(), applications)),
+		Client:    kubeclient.NewScopeMemo(applications.Writes(mgr.GetClient())),
 		APIReader: mgr.GetAPIReader(),
 		Namespace: opts.Namespace,
 		Repo:      repo,

@@ -10,10 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -62,22 +60,18 @@ func startReconciler(t *testing.T, ns string, period time.Duration, configure ..
 	}
 	// Applications are read and written as skiff server does (see
 	// manager.Run): through kubeclient's client of their own.
-	httpClient, err := rest.HTTPClientFor(cluster.Config)
+	applications, err := kubeclient.NewApplications(cluster.Config, scheme)
 	if err != nil {
 		t.Fatal(err)
 	}
-	applications, err := kubeclient.NewApplicationREST(cluster.Config, httpClient, scheme)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mgr, err := ctrl.NewManager(cluster.Config, ctrl.Options{
+	opts := ctrl.Options{
 		Scheme:                 scheme,
-		Client:                 client.Options{HTTPClient: httpClient},
-		Cache:                  cache.Options{HTTPClient: httpClient, NewInformer: kubeclient.NewInformerFunc(applications)},
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},
-	})
+	}
+	applications.ConfigureManager(&opts)
+	mgr, err := ctrl.NewManager(cluster.Config, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +91,7 @@ func startReconciler(t *testing.T, ns string, period time.Duration, configure ..
 		t.Fatal(err)
 	}
 	r := &Reconciler{
-		Client:    kubeclient.NewApplicationWrites(mgr.GetClient(), applications),
+		Client:    applications.Writes(mgr.GetClient()),
 		APIReader: mgr.GetAPIReader(),
 		Namespace: ns,
 		Repo: reposerver.New(source.NewCache(filepath.Join(dir, "repos"), source.Options{}),
