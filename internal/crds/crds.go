@@ -72,10 +72,18 @@ func Install(ctx context.Context, cfg *rest.Config, timeout time.Duration) error
 	return WaitServed(ctx, cfg, defs, timeout)
 }
 
+// createHold is how long after a CRD becomes Established the API server
+// holds each create of its kind for that long again (the apiextensions
+// server's guard for HA peers that have not seen the CRD yet).
+const createHold = 2 * time.Second
+
 // WaitServed waits up to timeout for each CRD to be Established and for
 // discovery to list each of its served versions: a client's REST mapper
 // reads discovery, and an Established CRD can still be missing there for a
 // moment, so a create right after would fail with "no matches for kind".
+// It then waits out the API server's hold on creates of a just-established
+// kind, so that the first Applications a user applies after Skiff is ready
+// are not each held for two seconds.
 func WaitServed(ctx context.Context, cfg *rest.Config, defs []*apiextensionsv1.CustomResourceDefinition, timeout time.Duration) error {
 	client, err := apiextensionsclient.NewForConfig(cfg)
 	if err != nil {
@@ -86,11 +94,19 @@ func WaitServed(ctx context.Context, cfg *rest.Config, defs []*apiextensionsv1.C
 		return fmt.Errorf("building discovery client: %w", err)
 	}
 	crdClient := client.ApiextensionsV1().CustomResourceDefinitions()
+	var lastEstablished time.Time
 	for _, def := range defs {
 		err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
 			got, err := crdClient.Get(ctx, def.Name, metav1.GetOptions{})
-			if err != nil || !established(got) {
+			if err != nil {
 				return false, nil
+			}
+			at, ok := establishedAt(got)
+			if !ok {
+				return false, nil
+			}
+			if at.After(lastEstablished) {
+				lastEstablished = at
 			}
 			for _, v := range got.Spec.Versions {
 				if v.Served && !discovered(disc, got.Spec.Group+"/"+v.Name, got.Spec.Names.Plural) {
@@ -103,16 +119,41 @@ func WaitServed(ctx context.Context, cfg *rest.Config, defs []*apiextensionsv1.C
 			return fmt.Errorf("waiting for CRD %s to be served: %w", def.Name, err)
 		}
 	}
-	return nil
+	hold := createHoldLeft(lastEstablished, time.Now())
+	if hold == 0 {
+		return nil
+	}
+	select {
+	case <-time.After(hold):
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("waiting for the API server to take creates of the new kinds: %w", ctx.Err())
+	}
 }
 
-func established(crd *apiextensionsv1.CustomResourceDefinition) bool {
+// establishedAt returns when crd became Established, if it is.
+func establishedAt(crd *apiextensionsv1.CustomResourceDefinition) (time.Time, bool) {
 	for _, c := range crd.Status.Conditions {
 		if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
-			return true
+			return c.LastTransitionTime.Time, true
 		}
 	}
-	return false
+	return time.Time{}, false
+}
+
+// createHoldLeft is how long from now the API server still holds creates
+// of a kind established at the given time. The condition's time has whole
+// seconds, as the API server's own copy does; a clock ahead of ours cannot
+// make the wait longer than one hold.
+func createHoldLeft(established, now time.Time) time.Duration {
+	left := established.Add(createHold).Sub(now)
+	switch {
+	case left <= 0:
+		return 0
+	case left > createHold:
+		return createHold
+	}
+	return left
 }
 
 // discovered reports whether discovery lists resource in groupVersion.
