@@ -339,15 +339,49 @@ func runN(n int, bin, tmp string) (res result, err error) {
 	initCompared0, _ := scrapeSeries(ctx, http.DefaultClient, "http://"+metricsAddr+"/metrics", "skiff_app_comparisons_total")
 	initAPI0, _ := scrapeSeries(ctx, metrics.client, metrics.url, "apiserver_request_total")
 	start := time.Now()
+	// Where each app's time goes, from its creation to Synced+Healthy.
+	const (
+		appCreated = iota
+		appCompared
+		opStarted
+		deploymentCreated
+		opFinished
+		deploymentAvailable
+		appSyncedHealthy
+	)
+	steps := newTimeline(start, "created", "first compared", "operation started", "Deployment created",
+		"operation finished", "Deployment Available", "Synced+Healthy")
+	stopDeployments := watchDeployments(ctx, c, n, steps, deploymentCreated, deploymentAvailable)
 	if err := forEach(n, func(i int) error {
-		return c.Create(ctx, application(i, repo.url()))
+		if err := c.Create(ctx, application(i, repo.url())); err != nil {
+			return err
+		}
+		steps.mark(appKey(appName(i)), appCreated)
+		return nil
 	}); err != nil {
+		stopDeployments()
 		return res, fmt.Errorf("creating Applications: %w", err)
 	}
 	created := time.Since(start)
-	if err := waitApps(ctx, c, n, "Synced+Healthy", alive, func(a *v1alpha1.Application) bool {
-		return a.Status.Sync.Status == v1alpha1.SyncStatusCodeSynced && a.Status.Health.Status == v1alpha1.HealthStatusHealthy
-	}); err != nil {
+	err = waitApps(ctx, c, n, "Synced+Healthy", alive, func(a *v1alpha1.Application) bool {
+		key := appKey(a.Name)
+		if a.Status.Sync.Status != "" {
+			steps.mark(key, appCompared)
+		}
+		if op := a.Status.OperationState; op != nil {
+			steps.mark(key, opStarted)
+			if op.Phase == v1alpha1.OperationSucceeded {
+				steps.mark(key, opFinished)
+			}
+		}
+		ok := a.Status.Sync.Status == v1alpha1.SyncStatusCodeSynced && a.Status.Health.Status == v1alpha1.HealthStatusHealthy
+		if ok {
+			steps.mark(key, appSyncedHealthy)
+		}
+		return ok
+	})
+	stopDeployments()
+	if err != nil {
 		cpu, rss := proc.phase()
 		return res, fmt.Errorf("%w\n(initial sync phase so far: %s, %.2f CPU-s, peak RSS %.1f MiB)", err, time.Since(start).Round(time.Second), cpu, rss)
 	}
@@ -365,6 +399,7 @@ func runN(n int, bin, tmp string) (res result, err error) {
 	fmt.Printf("initial sync: apiserver_request_total increases (all clients) by verb and resource:\n%s", topDeltas(byVerbResource(initAPI0), byVerbResource(initAPI1), 12))
 	fmt.Printf("initial sync: skiff's work queues (items, mean wait in queue, mean work):\n%s", queueDeltas(initQueues0, scrapeQueues(ctx, metricsAddr)))
 	fmt.Printf("initial sync: comparisons (skiff_app_comparisons_total increases):\n%s", topDeltas(initCompared0, initCompared1, 5))
+	fmt.Printf("initial sync: when the apps reached each step (seconds after the clock started):\n%s", steps)
 
 	// How many of a round's comparisons were computed, how many reused.
 	comparisons := func() map[string]float64 {
@@ -752,6 +787,10 @@ func runFloor(ctx context.Context, n int) (time.Duration, error) {
 		return c.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(fieldOwner), client.ForceOwnership)
 	}
 	start := time.Now()
+	steps := newTimeline(start, "Deployment applied", "Deployment Available")
+	defer func() {
+		fmt.Printf("floor: when the apps reached each step (seconds after the clock started):\n%s", steps)
+	}()
 	if err := forEach(n, func(i int) error {
 		ns := &unstructured.Unstructured{}
 		ns.SetAPIVersion("v1")
@@ -765,7 +804,15 @@ func runFloor(ctx context.Context, n int) (time.Duration, error) {
 	for _, o := range objs {
 		flat = append(flat, o...)
 	}
-	if err := forEach(len(flat), func(i int) error { return apply(flat[i]) }); err != nil {
+	if err := forEach(len(flat), func(i int) error {
+		if err := apply(flat[i]); err != nil {
+			return err
+		}
+		if flat[i].GetKind() == "Deployment" {
+			steps.mark(appKey(flat[i].GetNamespace()), 0)
+		}
+		return nil
+	}); err != nil {
 		return 0, err
 	}
 	newList := func() client.ObjectList { return &appsv1.DeploymentList{} }
@@ -774,6 +821,7 @@ func runFloor(ctx context.Context, n int) (time.Duration, error) {
 		for _, obj := range objs {
 			d := obj.(*appsv1.Deployment)
 			if available(d) {
+				steps.mark(appKey(d.Namespace), 1)
 				ready++
 			} else if example == "" {
 				example = fmt.Sprintf("%s/%s: %+v", d.Namespace, d.Name, d.Status.Conditions)
