@@ -181,6 +181,16 @@ func (c *Cache) Start(ctx context.Context) error {
 	return nil
 }
 
+// Synced reports whether Start has filled the cache.
+func (c *Cache) Synced() bool {
+	select {
+	case <-c.synced:
+		return true
+	default:
+		return false
+	}
+}
+
 // WaitForSync blocks until Start has filled the cache, or ctx ends.
 // Decisions taken on an empty cache would see every object as missing.
 func (c *Cache) WaitForSync(ctx context.Context) error {

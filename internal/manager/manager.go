@@ -162,7 +162,7 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
 		return err
 	}
-	if err := mgr.AddReadyzCheck("ping", healthz.Ping); err != nil {
+	if err := mgr.AddReadyzCheck("synced", readiness(mgr.GetCache(), mgr.Elected(), apps.Cache)); err != nil {
 		return err
 	}
 	if err := mgr.Start(ctx); err != nil {

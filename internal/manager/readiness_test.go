@@ -1,0 +1,64 @@
+package manager
+
+import (
+	"context"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/skiffcd/skiff/internal/clustercache"
+)
+
+// /readyz must not answer ready before the replica can act: before its
+// cache has listed the Applications, and, on the replica that runs the
+// controllers, before the cluster cache has listed the live objects.
+func TestReadinessWaitsForTheCachesTheReplicaActsOn(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	scheme, err := NewScheme()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mgr, err := ctrl.NewManager(cluster.Config, ctrl.Options{Scheme: scheme,
+		Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	live, err := clustercache.New(cluster.Config, clustercache.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	elected := make(chan struct{})
+	check := readiness(mgr.GetCache(), elected, live)
+	ready := func() error { return check(httptest.NewRequest("GET", "/readyz", nil).WithContext(ctx)) }
+	eventually := func(what string) {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for err := ready(); err != nil; err = ready() {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: still not ready after 30s: %v", what, err)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	notReady := func(what, want string) {
+		t.Helper()
+		err := ready()
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Fatalf("%s: readiness %v, want an error about %q", what, err, want)
+		}
+	}
+
+	notReady("before the manager's cache started", "Applications")
+	go func() { _ = mgr.Start(ctx) }()
+	eventually("a standby replica, once the Applications are listed")
+
+	close(elected)
+	notReady("the elected replica, before its cluster cache is filled", "cluster cache")
+	go func() { _ = live.Start(ctx) }()
+	eventually("the elected replica, once the cluster cache is filled")
+}
