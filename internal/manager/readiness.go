@@ -5,28 +5,47 @@ import (
 	"fmt"
 	"net/http"
 
+	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 
-	"github.com/skiffcd/skiff/api/v1alpha1"
 	"github.com/skiffcd/skiff/internal/clustercache"
 )
 
+// listing is one kind a cache must have listed before the replica is ready.
+type listing struct {
+	cache cache.Informers
+	obj   client.Object
+	what  string
+}
+
+// configListings are the kinds of the settings cache (addConfigCache).
+func configListings(config cache.Informers) []listing {
+	return []listing{
+		{config, &corev1.ConfigMap{}, "the settings ConfigMaps"},
+		{config, &corev1.Secret{}, "the settings and repository Secrets"},
+	}
+}
+
 // readiness is /readyz's check: a replica is ready once it can act on what
-// it is told. Its cache has listed the Applications (the API server and the
-// controllers read them there), and, on the replica that runs the
-// controllers (elected), the cluster cache has listed the live objects.
-// Until then an Application created is seen late: the first ones a user
-// applies after a fresh install waited for the Applications' watch to
-// start (about a second, bench/apps/README.md round 19).
-func readiness(informers cache.Informers, elected <-chan struct{}, live *clustercache.Cache) healthz.Checker {
+// it is told. Its caches have listed the Applications (the API server and
+// the controllers read them there) and the settings and credentials, and,
+// on the replica that runs the controllers (elected), the cluster cache
+// has listed the live objects. Until then an Application created is seen
+// late: the first ones a user applies after a fresh install waited for the
+// Applications' watch to start (about a second, bench/apps/README.md
+// round 19).
+func readiness(listings []listing, elected <-chan struct{}, live *clustercache.Cache) healthz.Checker {
 	return func(req *http.Request) error {
-		inf, err := informers.GetInformer(req.Context(), &v1alpha1.Application{}, cache.BlockUntilSynced(false))
-		if err != nil {
-			return fmt.Errorf("getting the Applications' informer: %w", err)
-		}
-		if !inf.HasSynced() {
-			return errors.New("the Applications are not listed yet")
+		for _, l := range listings {
+			inf, err := l.cache.GetInformer(req.Context(), l.obj, cache.BlockUntilSynced(false))
+			if err != nil {
+				return fmt.Errorf("getting the informer of %s: %w", l.what, err)
+			}
+			if !inf.HasSynced() {
+				return fmt.Errorf("%s are not listed yet", l.what)
+			}
 		}
 		select {
 		case <-elected:

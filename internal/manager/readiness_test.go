@@ -10,11 +10,12 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/skiffcd/skiff/api/v1alpha1"
 	"github.com/skiffcd/skiff/internal/clustercache"
 )
 
 // /readyz must not answer ready before the replica can act: before its
-// cache has listed the Applications, and, on the replica that runs the
+// caches have listed the Applications and the settings, and, on the replica that runs the
 // controllers, before the cluster cache has listed the live objects.
 func TestReadinessWaitsForTheCachesTheReplicaActsOn(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
@@ -32,9 +33,14 @@ func TestReadinessWaitsForTheCachesTheReplicaActsOn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	config, err := addConfigCache(mgr, "argocd")
+	if err != nil {
+		t.Fatal(err)
+	}
 	elected := make(chan struct{})
-	check := readiness(mgr.GetCache(), elected, live)
-	ready := func() error { return check(httptest.NewRequest("GET", "/readyz", nil).WithContext(ctx)) }
+	check := readiness(append([]listing{{mgr.GetCache(), &v1alpha1.Application{}, "the Applications"}}, configListings(config)...), elected, live)
+	request := httptest.NewRequest("GET", "/readyz", nil).WithContext(ctx)
+	ready := func() error { return check(request) }
 	eventually := func(what string) {
 		t.Helper()
 		deadline := time.Now().Add(30 * time.Second)
@@ -54,6 +60,9 @@ func TestReadinessWaitsForTheCachesTheReplicaActsOn(t *testing.T) {
 	}
 
 	notReady("before the manager's cache started", "Applications")
+	if err := readiness(configListings(config), elected, live)(request); err == nil || !strings.Contains(err.Error(), "settings") {
+		t.Fatalf("before the settings cache started: readiness %v, want an error about the settings", err)
+	}
 	go func() { _ = mgr.Start(ctx) }()
 	eventually("a standby replica, once the Applications are listed")
 
