@@ -66,6 +66,9 @@ type Event struct {
 	App     string
 	Key     ResourceKey
 	Deleted bool
+	// HealthChanged reports an update of a tracked object that Options.Health
+	// judges otherwise than its previous version.
+	HealthChanged bool
 }
 
 // Options configure a Cache.
@@ -77,6 +80,9 @@ type Options struct {
 	Exclude []schema.GroupKind
 	// Resync is the informers' resync period; 0 disables resyncs.
 	Resync time.Duration
+	// Health, when set, judges each tracked object as it is stored, for
+	// Event.HealthChanged.
+	Health func(*unstructured.Unstructured) string
 }
 
 // defaultExcluded are kinds that change constantly and that no GitOps
@@ -275,7 +281,7 @@ func (c *Cache) watchFull(ctx context.Context, gvr schema.GroupVersionResource, 
 			return resource.Watch(ctx, opts)
 		},
 	}, c.dynamic)
-	return c.run(ctx, lw, &unstructured.Unstructured{}, gvk, transform(gvk, c.opts.Tracking))
+	return c.run(ctx, lw, &unstructured.Unstructured{}, gvk, transform(gvk, c.opts.Tracking, c.opts.Health))
 }
 
 // run runs an informer until ctx ends. It is a plain informer, not a
@@ -458,7 +464,7 @@ func (c *Cache) signalRediscover() {
 
 func (c *Cache) upsert(s *stored) {
 	c.mu.Lock()
-	oldApp, changed := c.storeLocked(s)
+	old, changed := c.storeLocked(s)
 	if !changed {
 		c.shareLocked(s)
 	}
@@ -467,9 +473,10 @@ func (c *Cache) upsert(s *stored) {
 	if !changed {
 		return
 	}
-	c.notify(subscribers, Event{App: s.app, Key: s.key})
-	if oldApp != "" && oldApp != s.app {
-		c.notify(subscribers, Event{App: oldApp, Key: s.key})
+	healthChanged := old != nil && s.app != "" && old.app == s.app && old.health != s.health
+	c.notify(subscribers, Event{App: s.app, Key: s.key, HealthChanged: healthChanged})
+	if old != nil && old.app != "" && old.app != s.app {
+		c.notify(subscribers, Event{App: old.app, Key: s.key})
 	}
 }
 
@@ -488,7 +495,7 @@ func (c *Cache) Record(objs ...*unstructured.Unstructured) {
 		}
 		u := obj.DeepCopy()
 		trim(u, c.opts.Tracking)
-		s, err := store(u, c.opts.Tracking)
+		s, err := store(u, c.opts.Tracking, c.opts.Health)
 		if err != nil {
 			continue // its watch event brings it
 		}
@@ -504,17 +511,16 @@ func (c *Cache) Record(objs ...*unstructured.Unstructured) {
 // later one (by resourceVersion): the watch event of a recorded write, or a
 // re-list's unchanged object, is no change. A whole copy of the version a
 // partial one holds is one: it brings the body and the tracking. It
-// returns the app the replaced copy was tracked to and whether s was
-// stored.
-func (c *Cache) storeLocked(s *stored) (oldApp string, changed bool) {
+// returns the copy s replaced (nil for none) and whether s was stored.
+func (c *Cache) storeLocked(s *stored) (replaced *stored, changed bool) {
 	key := s.key
 	if old, ok := c.objects[key]; ok {
 		rv := s.meta.ResourceVersion
 		same := old.meta.ResourceVersion == rv && !(old.partial && !s.partial)
 		if rv != "" && (same || laterVersion(old.meta.ResourceVersion, rv)) {
-			return "", false
+			return nil, false
 		}
-		oldApp = old.app
+		replaced = old
 		c.unindexLocked(old)
 	}
 	c.objects[key] = s
@@ -530,7 +536,7 @@ func (c *Cache) storeLocked(s *stored) (oldApp string, changed bool) {
 		}
 		c.children[ref.UID][key] = true
 	}
-	return oldApp, true
+	return replaced, true
 }
 
 // shareLocked replaces a recorded copy of the version a watch event
@@ -746,7 +752,7 @@ func sortKeys(keys []ResourceKey) {
 // cache to hold (see stored). Informers hand the transform objects nobody
 // else holds yet, so it edits them in place; an object already stored
 // passes through as it is.
-func transform(gvk schema.GroupVersionKind, tracking TrackingMode) cache.TransformFunc {
+func transform(gvk schema.GroupVersionKind, tracking TrackingMode, judge func(*unstructured.Unstructured) string) cache.TransformFunc {
 	return func(obj any) (any, error) {
 		u, ok := obj.(*unstructured.Unstructured)
 		if !ok {
@@ -756,7 +762,7 @@ func transform(gvk schema.GroupVersionKind, tracking TrackingMode) cache.Transfo
 			u.SetGroupVersionKind(gvk)
 		}
 		trim(u, tracking)
-		return store(u, tracking)
+		return store(u, tracking, judge)
 	}
 }
 

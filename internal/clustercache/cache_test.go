@@ -21,7 +21,12 @@ import (
 
 func startCache(t *testing.T) (*Cache, *eventLog) {
 	t.Helper()
-	c, err := New(cluster.Config, Options{})
+	return startCacheWith(t, Options{})
+}
+
+func startCacheWith(t *testing.T, opts Options) (*Cache, *eventLog) {
+	t.Helper()
+	c, err := New(cluster.Config, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,6 +54,20 @@ func (l *eventLog) add(e Event) {
 	defer l.mu.Unlock()
 	l.events = append(l.events, e)
 }
+
+func (l *eventLog) matching(match func(Event) bool) []Event {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []Event
+	for _, e := range l.events {
+		if match(e) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func (l *eventLog) count(match func(Event) bool) int { return len(l.matching(match)) }
 
 func (l *eventLog) has(match func(Event) bool) bool {
 	l.mu.Lock()

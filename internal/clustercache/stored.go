@@ -28,15 +28,18 @@ type stored struct {
 	// watchMetadata): it is indexed as untracked whatever its annotations
 	// say, because no reader may take its metadata for its whole body.
 	partial bool
+	// health is Options.Health's judgement of a tracked object.
+	health string
 }
 
-// store encodes u, already trimmed, for the cache.
-func store(u *unstructured.Unstructured, tracking TrackingMode) (*stored, error) {
+// store encodes u, already trimmed, for the cache; judge (optional) gives
+// the health of a tracked object.
+func store(u *unstructured.Unstructured, tracking TrackingMode, judge func(*unstructured.Unstructured) string) (*stored, error) {
 	raw, err := u.MarshalJSON()
 	if err != nil {
 		return nil, fmt.Errorf("encoding %s: %w", KeyOf(u), err)
 	}
-	return &stored{
+	s := &stored{
 		key: KeyOf(u),
 		app: OwningApp(u, tracking),
 		meta: metav1.ObjectMeta{
@@ -46,7 +49,11 @@ func store(u *unstructured.Unstructured, tracking TrackingMode) (*stored, error)
 		// The encoder's buffer has room to spare (a third on average);
 		// the cache keeps the text for as long as the object lives.
 		raw: bytes.Clone(raw),
-	}, nil
+	}
+	if judge != nil && s.app != "" {
+		s.health = judge(u)
+	}
+	return s, nil
 }
 
 // storeMetadata encodes an object of kind gvk that a metadata-only watch

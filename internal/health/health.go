@@ -38,6 +38,12 @@ type Result struct {
 // deleted keeps its own health so that its outcome can still be read.
 const hookFinalizer = "argocd.argoproj.io/hook-finalizer"
 
+// StatusText returns Assess's status of obj as text: the cluster cache's
+// judgement of each tracked object (clustercache.Options.Health).
+func StatusText(obj *unstructured.Unstructured) string {
+	return string(Assess(obj).Status)
+}
+
 // Assess returns the health of a live object. A nil object is Missing: the
 // caller expected it but found nothing in the cluster. Kinds without a rule of
 // their own are judged from their standard status conditions.

@@ -247,7 +247,7 @@ func addApplicationController(mgr ctrl.Manager, cfg *rest.Config, opts Options, 
 		helmrepo.New(filepath.Join(cacheDir, "charts"), nil),
 		reposerver.Options{Credentials: reposerver.SecretCredentials(config, opts.Namespace)},
 	)
-	live, err := clustercache.New(cfg, clustercache.Options{})
+	live, err := clustercache.New(cfg, clustercache.Options{Health: health.StatusText})
 	if err != nil {
 		return nil, err
 	}

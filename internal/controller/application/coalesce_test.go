@@ -7,6 +7,10 @@ import (
 
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+
+	"github.com/skiffcd/skiff/api/v1alpha1"
+	"github.com/skiffcd/skiff/internal/clustercache"
 )
 
 // The live changes of one app within the coalescing delay are one
@@ -57,5 +61,34 @@ func getWithin(q priorityqueue.PriorityQueue[ctrl.Request], d time.Duration) (ct
 		return req, true
 	case <-time.After(d):
 		return ctrl.Request{}, false
+	}
+}
+
+// A live change that moved an object's health is compared at once (the
+// app's health may have moved); other changes wait to be coalesced; a
+// change of an object no app tracks asks for nothing.
+func TestHealthChangesSkipTheCoalescing(t *testing.T) {
+	tests := map[string]struct {
+		event               clustercache.Event
+		atOnce, coalesced int
+	}{
+		"a health change is compared at once": {
+			event: clustercache.Event{App: "web", HealthChanged: true}, atOnce: 1},
+		"another change waits with the app's others": {
+			event: clustercache.Event{App: "web"}, coalesced: 1},
+		"a change of an untracked object asks for nothing": {
+			event: clustercache.Event{HealthChanged: true}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			r := &Reconciler{Namespace: "argocd",
+				liveChanges:       make(chan event.TypedGenericEvent[*v1alpha1.Application], 4),
+				liveObjectChanges: make(chan event.TypedGenericEvent[*v1alpha1.Application], 4)}
+			r.liveChange(tc.event)
+			if len(r.liveChanges) != tc.atOnce || len(r.liveObjectChanges) != tc.coalesced {
+				t.Errorf("queued %d at once and %d coalesced; want %d and %d",
+					len(r.liveChanges), len(r.liveObjectChanges), tc.atOnce, tc.coalesced)
+			}
+		})
 	}
 }

@@ -135,12 +135,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	r.liveChanges = make(chan event.TypedGenericEvent[*v1alpha1.Application], 1024)
 	r.liveObjectChanges = make(chan event.TypedGenericEvent[*v1alpha1.Application], 1024)
-	r.Cache.Subscribe(func(e clustercache.Event) {
-		if e.App == "" {
-			return
-		}
-		r.offer(r.liveObjectChanges, e.App)
-	})
+	r.Cache.Subscribe(r.liveChange)
 	r.Repo.OnRevisionMove(r.compareAppsOnMove)
 
 	inNamespace := predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetNamespace() == r.Namespace })
@@ -274,6 +269,20 @@ func (r *Reconciler) offer(intake chan event.TypedGenericEvent[*v1alpha1.Applica
 	select {
 	case intake <- appEvent(r.Namespace, app):
 	default:
+	}
+}
+
+// liveChange queues a comparison of the app whose object changed: at once
+// when the object's health moved (the app's health may have, and that is
+// what `app wait --health` and the last step of a sync wait for), else
+// liveChangeCoalescing later, with the app's other changes.
+func (r *Reconciler) liveChange(e clustercache.Event) {
+	switch {
+	case e.App == "":
+	case e.HealthChanged:
+		r.offer(r.liveChanges, e.App)
+	default:
+		r.offer(r.liveObjectChanges, e.App)
 	}
 }
 

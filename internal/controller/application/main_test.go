@@ -76,7 +76,7 @@ func startReconciler(t *testing.T, ns string, period time.Duration, configure ..
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	live, err := clustercache.New(cluster.Config, clustercache.Options{})
+	live, err := clustercache.New(cluster.Config, clustercache.Options{Health: health.StatusText})
 	if err != nil {
 		t.Fatal(err)
 	}
