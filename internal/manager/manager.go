@@ -162,7 +162,13 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
 		return err
 	}
-	listings := append([]listing{{mgr.GetCache(), &v1alpha1.Application{}, "the Applications"}}, configListings(config)...)
+	listings := append([]listing{
+		{mgr.GetCache(), &v1alpha1.Application{}, "the Applications"},
+		{mgr.GetCache(), &v1alpha1.AppProject{}, "the AppProjects"},
+	}, configListings(config)...)
+	if err := startInformers(listings); err != nil {
+		return err
+	}
 	if err := mgr.AddReadyzCheck("synced", readiness(listings, mgr.Elected(), apps.Cache)); err != nil {
 		return err
 	}
@@ -219,14 +225,6 @@ func addConfigCache(mgr ctrl.Manager, namespace string) (cache.Cache, error) {
 	}
 	if err := mgr.Add(configCache); err != nil {
 		return nil, err
-	}
-	// The informers start with the cache rather than on the first read:
-	// the first comparison reads the repository Secrets, and would wait
-	// for their list (~0.1 s after a fresh start).
-	for _, l := range configListings(configCache) {
-		if _, err := configCache.GetInformer(context.Background(), l.obj, cache.BlockUntilSynced(false)); err != nil {
-			return nil, fmt.Errorf("starting the informer of %s: %w", l.what, err)
-		}
 	}
 	return configCache, nil
 }

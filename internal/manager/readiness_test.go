@@ -8,6 +8,7 @@ import (
 	"time"
 
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
@@ -70,4 +71,34 @@ func TestReadinessWaitsForTheCachesTheReplicaActsOn(t *testing.T) {
 	notReady("the elected replica, before its cluster cache is filled", "cluster cache")
 	go func() { _ = live.Start(ctx) }()
 	eventually("the elected replica, once the cluster cache is filled")
+}
+
+// The informers startInformers names are listed when their cache starts,
+// before anything reads them.
+func TestStartInformersListsWithTheCache(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	scheme, err := NewScheme()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mgr, err := ctrl.NewManager(cluster.Config, ctrl.Options{Scheme: scheme,
+		Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := startInformers([]listing{{mgr.GetCache(), &v1alpha1.AppProject{}, "the AppProjects"}}); err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = mgr.Start(ctx) }()
+	if !mgr.GetCache().WaitForCacheSync(ctx) {
+		t.Fatal("the cache did not sync")
+	}
+	inf, err := mgr.GetCache().GetInformer(ctx, &v1alpha1.AppProject{}, cache.BlockUntilSynced(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !inf.HasSynced() {
+		t.Errorf("the AppProjects' informer had not listed them when the cache was synced: it started on this read")
+	}
 }
