@@ -21,15 +21,7 @@ import (
 func TestReadinessWaitsForTheCachesTheReplicaActsOn(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	scheme, err := NewScheme()
-	if err != nil {
-		t.Fatal(err)
-	}
-	mgr, err := ctrl.NewManager(cluster.Config, ctrl.Options{Scheme: scheme,
-		Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	mgr := newTestManager(t)
 	live, err := clustercache.New(cluster.Config, clustercache.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -78,15 +70,7 @@ func TestReadinessWaitsForTheCachesTheReplicaActsOn(t *testing.T) {
 func TestStartInformersListsWithTheCache(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	scheme, err := NewScheme()
-	if err != nil {
-		t.Fatal(err)
-	}
-	mgr, err := ctrl.NewManager(cluster.Config, ctrl.Options{Scheme: scheme,
-		Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	mgr := newTestManager(t)
 	if err := startInformers([]listing{{mgr.GetCache(), &v1alpha1.AppProject{}, "the AppProjects"}}); err != nil {
 		t.Fatal(err)
 	}
@@ -101,4 +85,19 @@ func TestStartInformersListsWithTheCache(t *testing.T) {
 	if !inf.HasSynced() {
 		t.Errorf("the AppProjects' informer had not listed them when the cache was synced: it started on this read")
 	}
+}
+
+// newTestManager builds a manager with Skiff's scheme and no endpoints.
+func newTestManager(t *testing.T) ctrl.Manager {
+	t.Helper()
+	scheme, err := NewScheme()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mgr, err := ctrl.NewManager(cluster.Config, ctrl.Options{Scheme: scheme,
+		Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return mgr
 }

@@ -26,7 +26,6 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
-	"github.com/skiffcd/skiff/internal/crds"
 	"github.com/skiffcd/skiff/internal/testcluster"
 )
 
@@ -34,14 +33,7 @@ var cluster *testcluster.Cluster
 
 func TestMain(m *testing.M) {
 	ctrllog.SetLogger(logr.Discard())
-	os.Exit(testcluster.RunMain(m, func(c *testcluster.Cluster) {
-		cluster = c
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		if err := crds.Install(ctx, c.Config, time.Minute); err != nil {
-			panic(err)
-		}
-	}))
+	os.Exit(testcluster.RunMainWithCRDs(m, func(c *testcluster.Cluster) { cluster = c }))
 }
 
 // recordingRefresher records the apps a webhook asked to refresh and passes

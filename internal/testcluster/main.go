@@ -14,6 +14,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/skiffcd/skiff/internal/crds"
 )
 
 // RunMain starts one cluster for a whole test binary, hands it to use, runs
@@ -40,6 +42,19 @@ func RunMain(m *testing.M, use func(*Cluster)) int {
 	}
 	c.Stop()
 	return code
+}
+
+// RunMainWithCRDs is RunMain on a cluster that serves Skiff's CRDs
+// (crds.Install) before use sees it.
+func RunMainWithCRDs(m *testing.M, use func(*Cluster)) int {
+	return RunMain(m, func(c *Cluster) {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := crds.Install(ctx, c.Config, time.Minute); err != nil {
+			panic(fmt.Sprintf("installing Skiff's CRDs: %v", err))
+		}
+		use(c)
+	})
 }
 
 var unsafeName = regexp.MustCompile(`[^a-z0-9-]+`)

@@ -11,21 +11,13 @@ import (
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
 	"github.com/skiffcd/skiff/internal/analysis/provider"
-	"github.com/skiffcd/skiff/internal/crds"
 	"github.com/skiffcd/skiff/internal/testcluster"
 )
 
 var cluster *testcluster.Cluster
 
 func TestMain(m *testing.M) {
-	os.Exit(testcluster.RunMain(m, func(c *testcluster.Cluster) {
-		cluster = c
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		if err := crds.Install(ctx, c.Config, time.Minute); err != nil {
-			panic(err)
-		}
-	}))
+	os.Exit(testcluster.RunMainWithCRDs(m, func(c *testcluster.Cluster) { cluster = c }))
 }
 
 // startController runs the AnalysisRun controller until the test ends and

@@ -69,7 +69,7 @@ func getWithin(q priorityqueue.PriorityQueue[ctrl.Request], d time.Duration) (ct
 // change of an object no app tracks asks for nothing.
 func TestHealthChangesSkipTheCoalescing(t *testing.T) {
 	tests := map[string]struct {
-		event               clustercache.Event
+		event             clustercache.Event
 		atOnce, coalesced int
 	}{
 		"a health change is compared at once": {

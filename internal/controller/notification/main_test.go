@@ -20,7 +20,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
-	"github.com/skiffcd/skiff/internal/crds"
 	"github.com/skiffcd/skiff/internal/notify"
 	"github.com/skiffcd/skiff/internal/notify/service"
 	"github.com/skiffcd/skiff/internal/testcluster"
@@ -29,14 +28,7 @@ import (
 var cluster *testcluster.Cluster
 
 func TestMain(m *testing.M) {
-	os.Exit(testcluster.RunMain(m, func(c *testcluster.Cluster) {
-		cluster = c
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		if err := crds.Install(ctx, c.Config, time.Minute); err != nil {
-			panic(err)
-		}
-	}))
+	os.Exit(testcluster.RunMainWithCRDs(m, func(c *testcluster.Cluster) { cluster = c }))
 }
 
 // startController runs the notification controller for ns until the test

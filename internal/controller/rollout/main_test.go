@@ -26,7 +26,6 @@ import (
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
 	analysiscontroller "github.com/skiffcd/skiff/internal/controller/analysis"
-	"github.com/skiffcd/skiff/internal/crds"
 	"github.com/skiffcd/skiff/internal/rollout"
 	"github.com/skiffcd/skiff/internal/testcluster"
 )
@@ -37,13 +36,10 @@ func TestMain(m *testing.M) {
 	// The controller logs nothing the tests read; without a logger
 	// controller-runtime prints a stack trace instead.
 	ctrllog.SetLogger(logr.Discard())
-	os.Exit(testcluster.RunMain(m, func(c *testcluster.Cluster) {
+	os.Exit(testcluster.RunMainWithCRDs(m, func(c *testcluster.Cluster) {
 		cluster = c
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		if err := crds.Install(ctx, c.Config, time.Minute); err != nil {
-			panic(err)
-		}
 		if err := installHTTPRouteCRD(ctx, c); err != nil {
 			panic(err)
 		}

@@ -27,13 +27,10 @@ var cluster *testcluster.Cluster
 // HTTPRoute CRD. testdata/gateway.networking.k8s.io_httproutes.yaml is
 // config/crd/standard of sigs.k8s.io/gateway-api v1.6.3, copied unchanged.
 func TestMain(m *testing.M) {
-	os.Exit(testcluster.RunMain(m, func(c *testcluster.Cluster) {
+	os.Exit(testcluster.RunMainWithCRDs(m, func(c *testcluster.Cluster) {
 		cluster = c
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		if err := crds.Install(ctx, c.Config, time.Minute); err != nil {
-			panic(err)
-		}
 		if err := installHTTPRouteCRD(ctx); err != nil {
 			panic(err)
 		}
