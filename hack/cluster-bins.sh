@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the binaries of the local test control plane (etcd, kube-apiserver,
-# kube-controller-manager, kube-scheduler, kwok) from the Go module proxy.
+# kube-controller-manager, kube-scheduler, kwok) and the tools the tests run
+# against it (kubectl, Prometheus) from the Go module proxy.
 #
 # Each tool has its own module under hack/tools/ so that the product's go.mod
 # stays small. Binaries land in $SKIFF_CACHE_DIR/bin/<module>-<version>/
@@ -13,7 +14,8 @@ cache=${SKIFF_CACHE_DIR:-$HOME/.cache/skiff}
 
 # build <tools-module-dir> <module-path> <output-name> <package> ...
 # The version comes from the tools module's go.mod, so bumping it there
-# builds into a fresh cache directory.
+# builds into a fresh cache directory. $BUILD_TAGS, when set, replaces the
+# build tags (GOFLAGS' tags are the product's).
 build() {
 	local dir=$1 module=$2 name=$3
 	shift 3
@@ -30,7 +32,7 @@ build() {
 		fi
 		echo "building $bin $version (first run only)" >&2
 		local start=$SECONDS
-		(cd "$root/hack/tools/$dir" && go build -trimpath -ldflags='-s -w' -o "$out/$bin.tmp.$$" "$pkg")
+		(cd "$root/hack/tools/$dir" && go build -trimpath ${BUILD_TAGS:+-tags=$BUILD_TAGS} -ldflags='-s -w' -o "$out/$bin.tmp.$$" "$pkg")
 		mv "$out/$bin.tmp.$$" "$out/$bin"
 		echo "built $bin in $((SECONDS - start))s" >&2
 	done
@@ -41,7 +43,12 @@ build etcd go.etcd.io/etcd/server/v3 etcd go.etcd.io/etcd/server/v3
 build kubernetes k8s.io/kubernetes kubernetes \
 	k8s.io/kubernetes/cmd/kube-apiserver \
 	k8s.io/kubernetes/cmd/kube-controller-manager \
-	k8s.io/kubernetes/cmd/kube-scheduler
+	k8s.io/kubernetes/cmd/kube-scheduler \
+	k8s.io/kubernetes/cmd/kubectl
+# The analysis tests' Prometheus; static targets are all they scrape, so no
+# service discovery plugin is built in.
+BUILD_TAGS=remove_all_sd build prometheus github.com/prometheus/prometheus prometheus \
+	github.com/prometheus/prometheus/cmd/prometheus
 kwok_dir=$(build kwok sigs.k8s.io/kwok kwok sigs.k8s.io/kwok/cmd/kwok)
 echo "$kwok_dir"
 

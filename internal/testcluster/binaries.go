@@ -15,6 +15,9 @@ const (
 	EtcdVersion       = "v3.6.16"
 	KubernetesVersion = "v1.37.2"
 	KwokVersion       = "v0.8.0"
+	// PrometheusVersion is the Prometheus module version (v0.316.0 is
+	// Prometheus 3.16.0) that the analysis tests query.
+	PrometheusVersion = "v0.316.0"
 )
 
 // Binaries are the paths of the programs a Cluster runs.
@@ -73,24 +76,67 @@ func EnsureBinaries() (Binaries, error) {
 		return Binaries{}, err
 	}
 	bins := binariesIn(cache)
-	if len(bins.missing()) == 0 {
-		return bins, nil
+	if err := ensureBuilt(cache, bins.missing); err != nil {
+		return Binaries{}, err
+	}
+	return bins, nil
+}
+
+// PrometheusBinary returns the cached Prometheus server, built from the Go
+// module proxy by hack/cluster-bins.sh when it is missing, so that the
+// analysis tests run the same Prometheus on every machine.
+func PrometheusBinary() (string, error) {
+	return cachedTool(filepath.Join("prometheus-"+PrometheusVersion, "prometheus"))
+}
+
+// KubectlBinary returns the cached kubectl of the control plane's version,
+// for tests that change objects the way users do (kubectl scale, edit,
+// patch: other field managers than Skiff's).
+func KubectlBinary() (string, error) {
+	return cachedTool(filepath.Join("kubernetes-"+KubernetesVersion, "kubectl"))
+}
+
+// cachedTool returns the path of a binary under the cache's bin directory,
+// building it with everything else hack/cluster-bins.sh builds when missing.
+func cachedTool(rel string) (string, error) {
+	cache, err := CacheDir()
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(cache, "bin", rel)
+	missing := func() []string {
+		if _, err := os.Stat(bin); err != nil {
+			return []string{bin}
+		}
+		return nil
+	}
+	if err := ensureBuilt(cache, missing); err != nil {
+		return "", err
+	}
+	return bin, nil
+}
+
+// ensureBuilt runs hack/cluster-bins.sh when missing names any file, and
+// fails when the script leaves one missing.
+func ensureBuilt(cache string, missing func() []string) error {
+	if len(missing()) == 0 {
+		return nil
 	}
 	script, err := findBuildScript()
 	if err != nil {
-		return Binaries{}, fmt.Errorf("control plane binaries missing (%s): %w", strings.Join(bins.missing(), ", "), err)
+		return fmt.Errorf("test binaries missing (%s): %w", strings.Join(missing(), ", "), err)
 	}
 	cmd := exec.Command("bash", script)
 	cmd.Env = append(os.Environ(), "SKIFF_CACHE_DIR="+cache)
 	cmd.Stdout = os.Stderr
 	cmd.Stderr = os.Stderr
 	if err := cmd.Run(); err != nil {
-		return Binaries{}, fmt.Errorf("building control plane binaries with %s: %w", script, err)
+		return fmt.Errorf("building test binaries with %s (run it by hand to see why): %w", script, err)
 	}
-	if missing := bins.missing(); len(missing) > 0 {
-		return Binaries{}, fmt.Errorf("%s ran but these are still missing: %s", script, strings.Join(missing, ", "))
+	if left := missing(); len(left) > 0 {
+		return fmt.Errorf("%s ran but these are still missing: %s", script, strings.Join(left, ", "))
 	}
-	return bins, nil
+	return nil
 }
 
 // findBuildScript walks up from the working directory to the checkout root.

@@ -18,6 +18,7 @@ func TestVersionConstantsMatchToolModules(t *testing.T) {
 		"etcd":       {"etcd", "go.etcd.io/etcd/server/v3", testcluster.EtcdVersion},
 		"kubernetes": {"kubernetes", "k8s.io/kubernetes", testcluster.KubernetesVersion},
 		"kwok":       {"kwok", "sigs.k8s.io/kwok", testcluster.KwokVersion},
+		"prometheus": {"prometheus", "github.com/prometheus/prometheus", testcluster.PrometheusVersion},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

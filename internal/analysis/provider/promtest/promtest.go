@@ -1,6 +1,7 @@
-// Package promtest runs a real Prometheus (the Debian package's
-// /usr/bin/prometheus) for tests, scraping an HTTP server whose metric
-// value the test sets.
+// Package promtest runs a real Prometheus for tests, scraping an HTTP server
+// whose metric value the test sets. The Prometheus server is built from the
+// Go module proxy into the test binary cache (testcluster.PrometheusBinary),
+// so every machine runs the same version without a system package.
 package promtest
 
 import (
@@ -18,6 +19,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/skiffcd/skiff/internal/testcluster"
 )
 
 // Target is an HTTP server exposing gauges in the Prometheus text format.
@@ -56,9 +59,9 @@ func (tg *Target) Host() string { return tg.server.Listener.Addr().String() }
 // URL. It is killed when the test ends.
 func Start(t testing.TB, target *Target) string {
 	t.Helper()
-	bin, err := exec.LookPath("prometheus")
+	bin, err := testcluster.PrometheusBinary()
 	if err != nil {
-		t.Fatalf("prometheus is not installed (apt-get install -y prometheus): %v", err)
+		t.Fatalf("prometheus: %v (build it with: hack/cluster-bins.sh)", err)
 	}
 	dir := t.TempDir()
 	config := fmt.Sprintf("global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nscrape_configs:\n- job_name: test\n  static_configs:\n  - targets: [%q]\n", target.Host())
