@@ -26,7 +26,6 @@ type page struct {
 // test ends, at the given window size.
 func newPage(t *testing.T, width, height int) *page {
 	t.Helper()
-	needBrowser(t)
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(chromiumPath),
 		chromedp.Headless,
