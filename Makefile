@@ -30,6 +30,9 @@ STATICCHECK := $(BIN)/staticcheck
 
 # Tests may take long on a cold cache: the first run builds the control plane.
 TEST_TIMEOUT ?= 60m
+# The packages `make test` runs; narrow it while working on one
+# (make test TEST_PACKAGES=./internal/rollout/...).
+TEST_PACKAGES ?= ./...
 
 .PHONY: all
 all: build
@@ -39,16 +42,21 @@ build: ## Build bin/skiff.
 	go build -ldflags '$(LDFLAGS)' -o $(BIN)/skiff ./cmd/skiff
 
 .PHONY: cluster-bins
-cluster-bins: ## Build etcd, kube-apiserver, controller-manager, scheduler and kwok into the cache (first run only).
+cluster-bins: ## Build etcd, kube-apiserver, controller-manager, scheduler, kwok, kubectl and Prometheus into the cache (first run only).
 	hack/cluster-bins.sh >/dev/null
 
 .PHONY: run
 run: build cluster-bins ## Start a local control plane and skiff server on it; Ctrl-C stops everything.
 	go run ./hack/devcluster --skiff $(BIN)/skiff $(RUN_ARGS)
 
+.PHONY: test-prereqs
+test-prereqs: ## Install (or name the command that installs) what the tests need from the distribution: Chromium.
+	hack/test-prereqs.sh
+
 .PHONY: test
-test: cluster-bins ## Run all tests against a real control plane.
-	go test -count=1 -v -timeout $(TEST_TIMEOUT) ./... 2>&1 | tee $(BIN)/.test.log | grep -v '^=== \(RUN\|PAUSE\|CONT\)' || { echo "tests failed; full log in bin/.test.log"; exit 1; }
+test: cluster-bins test-prereqs ## Run all tests against a real control plane.
+	mkdir -p $(BIN)
+	go test -count=1 -v -timeout $(TEST_TIMEOUT) $(TEST_PACKAGES) 2>&1 | tee $(BIN)/.test.log | grep -v '^=== \(RUN\|PAUSE\|CONT\)' || { echo "tests failed; full log in bin/.test.log"; exit 1; }
 
 $(CONTROLLER_GEN): $(DEV_TOOLS)/go.mod
 	cd $(DEV_TOOLS) && go build -o $@ sigs.k8s.io/controller-tools/cmd/controller-gen
