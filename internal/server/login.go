@@ -76,9 +76,14 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]string{"token": token})
 }
 
-// handleLogout revokes the caller's token and clears the cookie.
+// handleLogout revokes the caller's token, here at once and for every
+// replica through the revocation Secret, and clears the cookie.
 func (s *Server) handleLogout(w http.ResponseWriter, r *http.Request, c *session) {
 	s.sessions.revoke(c.claims)
+	if err := s.storeRevoked(r.Context(), c.claims); err != nil {
+		s.internalError(w, err)
+		return
+	}
 	http.SetCookie(w, sessionCookie("", time.Time{}, r.TLS != nil))
 	writeJSON(w, http.StatusOK, map[string]string{})
 }

@@ -6,6 +6,7 @@
 //
 // Files: server.go (listener, routes, authentication middleware),
 // tls.go (the self-signed certificate), session.go (tokens and cookies),
+// revocation.go (logged-out tokens, kept in a Secret for every replica),
 // login.go (session endpoints), ratelimit.go (failed-login limits),
 // accounts.go and settings.go (argocd-cm / argocd-secret), oidc.go
 // (single sign-on: oidc.config, /auth/login, /auth/callback and the
@@ -108,6 +109,9 @@ type Server struct {
 	settingsMu      sync.Mutex
 	parsed          *settings // the settings of parsedVersion (argocd-cm/argocd-secret resourceVersions)
 	parsedVersion   string
+	revokedMu       sync.Mutex
+	revoked         map[string]time.Time // the revocation Secret of revokedVersion (UID/resourceVersion)
+	revokedVersion  string
 	policyMu        sync.Mutex
 	compiled        *policy
 	compiledVersion string
@@ -318,6 +322,13 @@ func (s *Server) sessionOf(r *http.Request) (*session, error) {
 	claims, err := s.sessions.verify(st.signKey, token)
 	if err != nil {
 		return nil, sessionRefused("invalid session: " + err.Error())
+	}
+	revoked, err := s.revokedSessions(r.Context())
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := revoked[claims.ID]; ok {
+		return nil, sessionRefused("invalid session: " + errRevoked.Error())
 	}
 	if sso := claims.SSO; sso != nil {
 		if st.oidc == nil || st.oidc.Issuer != sso.Issuer {

@@ -38,7 +38,8 @@ type ssoClaims struct {
 }
 
 // sessions issues and checks signed session tokens and remembers the ones
-// logged out until they expire.
+// logged out here until they expire (the Secret of revocation.go keeps
+// them for every replica and the next start).
 type sessions struct {
 	now      func() time.Time
 	duration time.Duration
