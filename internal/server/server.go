@@ -340,7 +340,7 @@ func (s *Server) sessionOf(r *http.Request) (*session, error) {
 	if !ok || !acc.Enabled {
 		return nil, sessionRefused("invalid session: account " + claims.Subject + " is disabled or gone")
 	}
-	if claims.IssuedAt == nil || claims.IssuedAt.Before(acc.PasswordMtime) {
+	if claims.issuedBefore(acc.PasswordMtime) {
 		return nil, sessionRefused("invalid session: the password changed since login")
 	}
 	return &session{claims: claims, settings: st}, nil

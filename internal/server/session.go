@@ -25,7 +25,23 @@ const (
 // with SSO set a user's who logged in through the OIDC provider.
 type sessionClaims struct {
 	jwt.RegisteredClaims
-	SSO *ssoClaims `json:"sso,omitempty"`
+	// IssuedNano is the issue time in Unix nanoseconds: iat has whole
+	// seconds only, and a password change in the same second as a login
+	// must still end that session.
+	IssuedNano int64      `json:"iat_ns,omitempty"`
+	SSO        *ssoClaims `json:"sso,omitempty"`
+}
+
+// issuedBefore reports whether the token was issued before t (a password
+// change): to the nanosecond when it says so, else to its iat's second.
+func (c *sessionClaims) issuedBefore(t time.Time) bool {
+	switch {
+	case c.IssuedNano != 0:
+		return time.Unix(0, c.IssuedNano).Before(t)
+	case c.IssuedAt != nil:
+		return c.IssuedAt.Before(t)
+	}
+	return true
 }
 
 // ssoClaims are what an SSO session keeps of the ID token; the session's
@@ -66,7 +82,8 @@ func (s *sessions) issueClaims(key []byte, claims sessionClaims, user string) (s
 	if _, err := rand.Read(id); err != nil {
 		return "", time.Time{}, err
 	}
-	now := s.now().Truncate(time.Second)
+	issued := s.now()
+	now := issued.Truncate(time.Second)
 	exp := now.Add(s.duration)
 	claims.RegisteredClaims = jwt.RegisteredClaims{
 		Issuer:    issuer,
@@ -76,6 +93,7 @@ func (s *sessions) issueClaims(key []byte, claims sessionClaims, user string) (s
 		NotBefore: jwt.NewNumericDate(now),
 		ExpiresAt: jwt.NewNumericDate(exp),
 	}
+	claims.IssuedNano = issued.UnixNano()
 	token, err := jwt.NewWithClaims(jwt.SigningMethodHS256, claims).SignedString(key)
 	return token, exp, err
 }
