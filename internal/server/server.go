@@ -60,6 +60,10 @@ type Options struct {
 	Listener net.Listener
 	// WebhookMaxBytes bounds a webhook payload (default 10 MiB).
 	WebhookMaxBytes int64
+	// WebhookUnverifiedReads bounds the webhook payloads read at once
+	// before a token vouches for their sender (default 4); beyond it
+	// webhooks are refused with 503.
+	WebhookUnverifiedReads int
 	// SessionDuration is how long a login lasts (default 24 h).
 	SessionDuration time.Duration
 	// MaxLoginFailures within LoginFailureWindow block a user name or
@@ -116,6 +120,7 @@ type Server struct {
 	compiled        *policy
 	compiledVersion string
 	streams         *streamHub
+	webhookSlots    chan struct{} // one per webhook payload read unverified
 	oidc            oidcProviders
 }
 
@@ -138,6 +143,11 @@ func (s *Server) init() {
 			s.Log = slog.New(slog.DiscardHandler)
 		}
 		s.streams = newStreamHub()
+		slots := s.Options.WebhookUnverifiedReads
+		if slots <= 0 {
+			slots = defaultWebhookUnverifiedReads
+		}
+		s.webhookSlots = make(chan struct{}, slots)
 		s.sessions = newSessions(s.now, s.Options.SessionDuration)
 		s.userLimiter = newFailureLimiter(s.Options.MaxLoginFailures, s.Options.LoginFailureWindow, s.now)
 		s.ipLimiter = newFailureLimiter(s.Options.MaxLoginFailures, s.Options.LoginFailureWindow, s.now)
