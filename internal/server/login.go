@@ -99,7 +99,7 @@ type userInfo struct {
 // handleUserInfo names the caller; an SSO user's issuer is the provider's
 // and its groups are the ID token's.
 func (s *Server) handleUserInfo(w http.ResponseWriter, _ *http.Request, c *session) {
-	info := userInfo{LoggedIn: true, Username: c.user(), Iss: issuer, Groups: []string{}}
+	info := userInfo{LoggedIn: true, Username: c.displayName(), Iss: issuer, Groups: []string{}}
 	if sso := c.claims.SSO; sso != nil {
 		info.Iss = sso.Issuer
 		info.Groups = append(info.Groups, sso.Groups...)

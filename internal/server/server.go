@@ -310,7 +310,18 @@ type session struct {
 	settings *settings
 }
 
+// user is the caller's name in RBAC: a local account's, or an SSO
+// user's ID.
 func (c *session) user() string { return c.claims.Subject }
+
+// displayName is how the caller shows in audit fields (initiatedBy) and
+// the UI: its email for an SSO user whose provider verified it.
+func (c *session) displayName() string {
+	if c.claims.SSO != nil {
+		return c.claims.SSO.displayName()
+	}
+	return c.user()
+}
 
 // sessionRefused says why a request has no valid session (401).
 type sessionRefused string
@@ -343,6 +354,9 @@ func (s *Server) sessionOf(r *http.Request) (*session, error) {
 	if sso := claims.SSO; sso != nil {
 		if st.oidc == nil || st.oidc.Issuer != sso.Issuer {
 			return nil, sessionRefused("invalid session: single sign-on through " + sso.Issuer + " is no longer configured")
+		}
+		if sso.UserID == "" || sso.UserID != claims.Subject {
+			return nil, sessionRefused("invalid session: an SSO session of an earlier version: log in again")
 		}
 		return &session{claims: claims, settings: st}, nil
 	}

@@ -45,12 +45,26 @@ func (c *sessionClaims) issuedBefore(t time.Time) bool {
 }
 
 // ssoClaims are what an SSO session keeps of the ID token; the session's
-// subject is the email, or the OIDC subject without one.
+// subject is UserID.
 type ssoClaims struct {
-	Issuer  string   `json:"iss"`
-	Subject string   `json:"sub"`
-	Email   string   `json:"email,omitempty"`
-	Groups  []string `json:"groups,omitempty"`
+	Issuer  string `json:"iss"`
+	Subject string `json:"sub"`
+	// UserID is Dex's federated user ID, else Subject, as Argo CD names an
+	// SSO user in RBAC; sessions of older versions, named by their email,
+	// have none.
+	UserID        string   `json:"uid,omitempty"`
+	Email         string   `json:"email,omitempty"`
+	EmailVerified bool     `json:"email_verified,omitempty"`
+	Groups        []string `json:"groups,omitempty"`
+}
+
+// displayName is how an SSO user shows in audit fields and the UI: the
+// email when the provider verified it, else the user ID.
+func (c *ssoClaims) displayName() string {
+	if c.Email != "" && c.EmailVerified {
+		return c.Email
+	}
+	return c.UserID
 }
 
 // sessions issues and checks signed session tokens and remembers the ones
