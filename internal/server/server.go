@@ -106,22 +106,23 @@ type Server struct {
 	// oidc.config; nil means a client with a 15 s timeout.
 	OIDCHTTPClient *http.Client
 
-	initOnce        sync.Once
-	sessions        *sessions
-	userLimiter     *failureLimiter
-	ipLimiter       *failureLimiter
-	settingsMu      sync.Mutex
-	parsed          *settings // the settings of parsedVersion (argocd-cm/argocd-secret resourceVersions)
-	parsedVersion   string
-	revokedMu       sync.Mutex
-	revoked         map[string]time.Time // the revocation Secret of revokedVersion (UID/resourceVersion)
-	revokedVersion  string
-	policyMu        sync.Mutex
-	compiled        *policy
-	compiledVersion string
-	streams         *streamHub
-	webhookSlots    chan struct{} // one per webhook payload read unverified
-	oidc            oidcProviders
+	initOnce           sync.Once
+	sessions           *sessions
+	userLimiter        *failureLimiter // local accounts' failed logins
+	unknownUserLimiter *failureLimiter // those of names without an account
+	ipLimiter          *failureLimiter
+	settingsMu         sync.Mutex
+	parsed             *settings // the settings of parsedVersion (argocd-cm/argocd-secret resourceVersions)
+	parsedVersion      string
+	revokedMu          sync.Mutex
+	revoked            map[string]time.Time // the revocation Secret of revokedVersion (UID/resourceVersion)
+	revokedVersion     string
+	policyMu           sync.Mutex
+	compiled           *policy
+	compiledVersion    string
+	streams            *streamHub
+	webhookSlots       chan struct{} // one per webhook payload read unverified
+	oidc               oidcProviders
 }
 
 func (s *Server) now() time.Time {
@@ -150,6 +151,7 @@ func (s *Server) init() {
 		s.webhookSlots = make(chan struct{}, slots)
 		s.sessions = newSessions(s.now, s.Options.SessionDuration)
 		s.userLimiter = newFailureLimiter(s.Options.MaxLoginFailures, s.Options.LoginFailureWindow, s.now)
+		s.unknownUserLimiter = newFailureLimiter(s.Options.MaxLoginFailures, s.Options.LoginFailureWindow, s.now)
 		s.ipLimiter = newFailureLimiter(s.Options.MaxLoginFailures, s.Options.LoginFailureWindow, s.now)
 	})
 }
