@@ -92,8 +92,15 @@ func isTrue(s string) bool {
 	return true
 }
 
-// parseMtime reads a password change time (RFC 3339, as Argo CD writes it);
-// anything else counts as never.
+// formatMtime writes a password change time: RFC 3339 as Argo CD writes
+// it, with the nanoseconds (which Argo CD reads too) so that a session
+// issued in the same second but before the change ends with it.
+func formatMtime(t time.Time) []byte {
+	return []byte(t.UTC().Format(time.RFC3339Nano))
+}
+
+// parseMtime reads a password change time (RFC 3339, fractional seconds
+// allowed); anything else counts as never.
 func parseMtime(b []byte) time.Time {
 	t, err := time.Parse(time.RFC3339, strings.TrimSpace(string(b)))
 	if err != nil {

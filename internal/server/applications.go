@@ -172,7 +172,7 @@ func (s *Server) startOperation(w http.ResponseWriter, r *http.Request, c *sessi
 		return
 	}
 	patch := client.MergeFromWithOptions(app.DeepCopy(), client.MergeFromWithOptimisticLock{})
-	app.Operation = &v1alpha1.Operation{Sync: op, InitiatedBy: v1alpha1.OperationInitiator{Username: c.user()}}
+	app.Operation = &v1alpha1.Operation{Sync: op, InitiatedBy: v1alpha1.OperationInitiator{Username: c.displayName()}}
 	if err := s.Client.Patch(r.Context(), app, patch); err != nil {
 		if apierrors.IsConflict(err) {
 			writeError(w, http.StatusConflict, "the application changed meanwhile: try again")

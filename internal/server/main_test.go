@@ -22,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -98,6 +99,8 @@ type harness struct {
 	refresh  *recordingRefresher
 	clock    *clock
 	password string // admin's generated password
+	opts     Options
+	stop     func() // stops the server (once)
 }
 
 func newScheme(t *testing.T) *runtime.Scheme {
@@ -128,23 +131,42 @@ func startServerWith(t *testing.T, opts Options, configure ...func(*Server)) *ha
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	scheme := "https://"
-	if opts.Insecure {
-		scheme = "http://"
-	}
-	h := &harness{t: t, ns: ns, url: scheme + ln.Addr().String(), k8s: k8s,
+	h := &harness{t: t, ns: ns, k8s: k8s,
 		refresh: &recordingRefresher{next: &AnnotationRefresher{Client: k8s, Namespace: ns}},
 		clock:   &clock{now: time.Now()}}
 	h.http = &http.Client{
 		Timeout:   10 * time.Second,
 		Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}, // its self-signed certificate
 	}
-	s := &Server{Client: k8s, Namespace: ns, Refresher: h.refresh, Now: h.clock.Now,
-		Options: opts}
+	h.serve(opts, configure...)
+	h.password = h.waitInitialPassword()
+	return h
+}
+
+// replica starts another Server on h's namespace, port and clock aside
+// (a second replica, or the next start after h.stop), and returns the
+// harness that talks to it.
+func (h *harness) replica(configure ...func(*Server)) *harness {
+	h.t.Helper()
+	r := *h
+	r.serve(h.opts, configure...)
+	return &r
+}
+
+// serve runs Server.Start (the manager Runnable) on a new port of
+// 127.0.0.1 until h.stop or the end of the test.
+func (h *harness) serve(opts Options, configure ...func(*Server)) {
+	h.t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	h.opts = opts
+	h.url = "https://" + ln.Addr().String()
+	if opts.Insecure {
+		h.url = "http://" + ln.Addr().String()
+	}
+	s := &Server{Client: h.k8s, Namespace: h.ns, Refresher: h.refresh, Now: h.clock.Now, Options: opts}
 	s.Options.Listener = ln
 	for _, c := range configure {
 		c(s)
@@ -152,7 +174,11 @@ func startServerWith(t *testing.T, opts Options, configure ...func(*Server)) *ha
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- s.Start(ctx) }()
-	t.Cleanup(func() {
+	t, client := h.t, h.http
+	h.stop = sync.OnceFunc(func() {
+		// A connection the client dialed but never used counts as busy
+		// for 5 s, as long as the server's whole shutdown may take.
+		client.CloseIdleConnections()
 		cancel()
 		select {
 		case err := <-done:
@@ -163,8 +189,21 @@ func startServerWith(t *testing.T, opts Options, configure ...func(*Server)) *ha
 			t.Error("server did not stop within 10s")
 		}
 	})
-	h.password = h.waitInitialPassword()
-	return h
+	t.Cleanup(h.stop)
+}
+
+// startCache starts a cache of the test cluster until the test ends.
+func startCache(t *testing.T, opts cache.Options) cache.Cache {
+	t.Helper()
+	c, err := cache.New(cluster.Config, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = c.Start(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return c
 }
 
 // waitInitialPassword reads argocd-initial-admin-secret, waiting at most 20 s.

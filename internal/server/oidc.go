@@ -336,9 +336,34 @@ func (s *Server) handleSSOLogin(w http.ResponseWriter, r *http.Request) {
 
 // oidcClaims are the ID token claims Skiff uses.
 type oidcClaims struct {
-	Subject string `json:"sub"`
-	Email   string `json:"email"`
-	Groups  any    `json:"groups"` // a list, or one string
+	Subject       string `json:"sub"`
+	Email         string `json:"email"`
+	EmailVerified any    `json:"email_verified"` // true, or "true" from some providers
+	Groups        any    `json:"groups"`         // a list, or one string
+	// FederatedClaims are Dex's: the user's ID at the upstream provider.
+	FederatedClaims struct {
+		UserID string `json:"user_id"`
+	} `json:"federated_claims"`
+}
+
+// userID names the user as Argo CD does: Dex's federated user ID, else
+// the subject. Unlike the email, the provider vouches that it is unique.
+func (c oidcClaims) userID() string {
+	if c.FederatedClaims.UserID != "" {
+		return c.FederatedClaims.UserID
+	}
+	return c.Subject
+}
+
+// emailVerified reports whether the provider says it checked the email.
+func (c oidcClaims) emailVerified() bool {
+	switch v := c.EmailVerified.(type) {
+	case bool:
+		return v
+	case string:
+		return strings.EqualFold(v, "true")
+	}
+	return false
 }
 
 func (c oidcClaims) groups() []string {
@@ -430,16 +455,14 @@ func (s *Server) handleSSOCallback(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusUnauthorized, "invalid ID token claims: "+err.Error())
 		return
 	}
-	user := claims.Email
-	if user == "" {
-		user = claims.Subject
-	}
+	user := claims.userID()
 	if user == "" {
 		writeError(w, http.StatusUnauthorized, "the ID token names no subject")
 		return
 	}
 	sessionToken, exp, err := s.sessions.issueClaims(st.signKey, sessionClaims{
-		SSO: &ssoClaims{Issuer: st.oidc.Issuer, Subject: claims.Subject, Email: claims.Email, Groups: claims.groups()},
+		SSO: &ssoClaims{Issuer: st.oidc.Issuer, Subject: claims.Subject, UserID: user, Email: claims.Email,
+			EmailVerified: claims.emailVerified(), Groups: claims.groups()},
 	}, user)
 	if err != nil {
 		s.internalError(w, err)

@@ -267,7 +267,7 @@ func TestSSOLogin(t *testing.T) {
 	}
 
 	t.Run("a group member logs in and may sync", func(t *testing.T) {
-		provider.next(testOIDCUser{Sub: "u-1", Email: "alice@example.com", Groups: []string{"devs", "qa"}}, "")
+		provider.next(testOIDCUser{Sub: "u-1", Email: "alice@example.com", EmailVerified: true, Groups: []string{"devs", "qa"}}, "")
 		b := h.browser()
 		r := h.ssoLogin(b, "/applications/guestbook?tab=tree")
 		if r.status != http.StatusFound || r.header.Get("Location") != "/applications/guestbook?tab=tree" {
@@ -307,6 +307,56 @@ func TestSSOLogin(t *testing.T) {
 			t.Fatalf("readonly get: %d %s", r.status, r.body)
 		}
 		wantError(t, h.do(http.MethodPost, "/api/v1/applications/other/sync", token, map[string]any{}), http.StatusForbidden)
+	})
+
+	// The RBAC subject is the sub, as in Argo CD; local account names are
+	// the local accounts' alone, whatever the provider says.
+	canSync := func(t *testing.T, user testOIDCUser) string {
+		t.Helper()
+		provider.next(user, "")
+		b := h.browser()
+		if r := h.ssoLogin(b, "/"); r.status != http.StatusFound {
+			t.Fatalf("SSO login of %+v: %d %s", user, r.status, r.body)
+		}
+		r := h.do(http.MethodGet, "/api/v1/account/can-i/applications/sync/default/guestbook", h.sessionCookieOf(b), nil)
+		var out struct{ Value string }
+		r.json(t, &out)
+		if r.status != http.StatusOK {
+			t.Fatalf("can-i of %+v: %d %s", user, r.status, r.body)
+		}
+		return out.Value
+	}
+	t.Run("an SSO user named admin is not the local admin", func(t *testing.T) {
+		for _, user := range []testOIDCUser{
+			{Sub: "admin"},
+			{Sub: "admin", Email: "admin", EmailVerified: true},
+			{Sub: "u-4", Email: "admin", EmailVerified: true},
+			{Sub: "u-5", Groups: []string{"admin"}},
+		} {
+			if got := canSync(t, user); got != "no" {
+				t.Errorf("SSO user %+v may sync: %s, want no (the default readonly role)", user, got)
+			}
+		}
+	})
+	t.Run("an email is a subject only when verified and scopes name it", func(t *testing.T) {
+		h.setRBAC(map[string]string{"policy.csv": "g, dave@example.com, role:admin\ng, u-6, role:admin\n", "policy.default": "role:readonly"})
+		if got := canSync(t, testOIDCUser{Sub: "u-6", Email: "someone@example.com"}); got != "yes" {
+			t.Errorf("the sub named in the policy may sync: %s, want yes", got)
+		}
+		dave := testOIDCUser{Sub: "u-7", Email: "dave@example.com", EmailVerified: true}
+		if got := canSync(t, dave); got != "no" {
+			t.Errorf("an email without scopes [email]: %s, want no", got)
+		}
+		h.setRBAC(map[string]string{"policy.csv": "g, dave@example.com, role:admin\n", "policy.default": "role:readonly",
+			"scopes": "[groups, email]"})
+		if got := canSync(t, dave); got != "yes" {
+			t.Errorf("a verified email with scopes [groups, email]: %s, want yes", got)
+		}
+		dave.EmailVerified = false
+		if got := canSync(t, dave); got != "no" {
+			t.Errorf("an unverified email with scopes [groups, email]: %s, want no", got)
+		}
+		h.setRBAC(map[string]string{"policy.csv": "g, devs, role:admin\n", "policy.default": "role:readonly"})
 	})
 
 	t.Run("a bad state makes no session", func(t *testing.T) {

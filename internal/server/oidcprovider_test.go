@@ -20,8 +20,9 @@ import (
 
 // testOIDCUser is who the test provider logs in.
 type testOIDCUser struct {
-	Sub, Email string
-	Groups     []string
+	Sub, Email    string
+	EmailVerified bool
+	Groups        []string
 }
 
 // oidcGrant is an authorization code the provider handed out.
@@ -174,7 +175,7 @@ func (p *testOIDCProvider) token(w http.ResponseWriter, r *http.Request) {
 	}
 	now := time.Now()
 	tok := jwt.NewWithClaims(jwt.SigningMethodRS256, jwt.MapClaims{
-		"iss": p.issuer(), "sub": grant.user.Sub, "aud": aud, "email": grant.user.Email, "groups": grant.user.Groups,
+		"iss": p.issuer(), "sub": grant.user.Sub, "aud": aud, "email": grant.user.Email, "email_verified": grant.user.EmailVerified, "groups": grant.user.Groups,
 		"nonce": grant.nonce, "iat": now.Unix(), "exp": now.Add(time.Hour).Unix(),
 	})
 	tok.Header["kid"] = "test-key"

@@ -3,7 +3,6 @@ package server
 import (
 	"encoding/json"
 	"net/http"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -76,7 +75,7 @@ func (s *Server) handleUpdatePassword(w http.ResponseWriter, r *http.Request, c 
 	}
 	patch, err := json.Marshal(map[string]any{"data": map[string][]byte{
 		hashKey:  hash,
-		mtimeKey: []byte(s.now().UTC().Format(time.RFC3339)),
+		mtimeKey: formatMtime(s.now()),
 	}})
 	if err != nil {
 		s.internalError(w, err)

@@ -17,9 +17,10 @@ const (
 
 // failureLimiter counts recent failures per key. It is safe for concurrent use.
 type failureLimiter struct {
-	max    int
-	window time.Duration
-	now    func() time.Time
+	max     int
+	window  time.Duration
+	now     func() time.Time
+	maxKeys int // maxTrackedKeys; tests set fewer
 
 	mu    sync.Mutex
 	fails map[string][]time.Time
@@ -35,7 +36,7 @@ func newFailureLimiter(max int, window time.Duration, now func() time.Time) *fai
 	if now == nil {
 		now = time.Now
 	}
-	return &failureLimiter{max: max, window: window, now: now, fails: map[string][]time.Time{}}
+	return &failureLimiter{max: max, window: window, now: now, maxKeys: maxTrackedKeys, fails: map[string][]time.Time{}}
 }
 
 // recent drops failures older than the window and returns the rest; the
@@ -73,18 +74,35 @@ func (l *failureLimiter) Fail(key string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	now := l.now()
-	if _, ok := l.fails[key]; !ok && len(l.fails) >= maxTrackedKeys {
-		for k := range l.fails {
-			l.recent(k, now)
-		}
-		if len(l.fails) >= maxTrackedKeys {
-			for k := range l.fails { // still full: forget an arbitrary key
-				delete(l.fails, k)
-				break
-			}
-		}
+	if _, ok := l.fails[key]; !ok && len(l.fails) >= l.maxKeys {
+		l.evict(now)
 	}
 	l.fails[key] = append(l.recent(key, now), now)
+}
+
+// evict makes room for a key: it forgets the failures that left the
+// window and, if none did, the key with the fewest failures (the one that
+// failed longest ago among them), so that many keys failing once cannot
+// push out one close to its limit. The caller holds mu.
+func (l *failureLimiter) evict(now time.Time) {
+	cutoff := now.Add(-l.window)
+	victim, fewest, last := "", 0, time.Time{}
+	for k, times := range l.fails {
+		n := 0 // failures within the window; times are in order
+		for n < len(times) && times[len(times)-1-n].After(cutoff) {
+			n++
+		}
+		if n == 0 {
+			delete(l.fails, k)
+			continue
+		}
+		if t := times[len(times)-1]; victim == "" || n < fewest || (n == fewest && t.Before(last)) {
+			victim, fewest, last = k, n, t
+		}
+	}
+	if len(l.fails) >= l.maxKeys {
+		delete(l.fails, victim)
+	}
 }
 
 // Reset forgets the failures of key (after a successful login).

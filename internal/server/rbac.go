@@ -3,6 +3,7 @@ package server
 import (
 	_ "embed"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -197,30 +198,39 @@ func newPolicy(userCSV, defaultRole string) (*policy, error) {
 	return &policy{enforcer: e, defaultRole: strings.TrimSpace(defaultRole), scopes: defaultScopes}, nil
 }
 
-// permits reports whether the caller may do action on resource object: a
-// local user as its name; an SSO user as its name, or through the values
-// of its ID token's claims that scopes name (its groups by default).
+// permits reports whether the caller may do action on resource object
+// as one of its RBAC subjects.
 func (p *policy) permits(c *session, resource, action, object string) bool {
-	return p.allowedAny(p.subjects(c), resource, action, object)
+	if c.claims.SSO == nil {
+		return p.allowedAny([]string{c.user()}, resource, action, object)
+	}
+	return p.allowedAny(ssoSubjects(c.claims.SSO, p.scopes, c.settings.accounts), resource, action, object)
 }
 
-// subjects are the RBAC subjects of a caller.
-func (p *policy) subjects(c *session) []string {
-	subjects := []string{c.user()}
-	sso := c.claims.SSO
-	if sso == nil {
-		return subjects
-	}
-	for _, scope := range p.scopes {
+// ssoSubjects are the RBAC subjects of an SSO user: its user ID (sub, as
+// Argo CD names it) and the values of the ID token claims scopes names
+// (its groups by default; its email only when the provider verified it).
+// A value that names a local account is left out: policies name local
+// accounts by their name, and an SSO user whose sub, email or group is
+// "admin" is not the local admin.
+func ssoSubjects(sso *ssoClaims, scopes []string, local map[string]account) []string {
+	values := []string{sso.UserID}
+	for _, scope := range scopes {
 		switch scope {
 		case "groups":
-			subjects = append(subjects, sso.Groups...)
+			values = append(values, sso.Groups...)
 		case "email":
-			if sso.Email != "" {
-				subjects = append(subjects, sso.Email)
+			if sso.EmailVerified {
+				values = append(values, sso.Email)
 			}
 		case "sub":
-			subjects = append(subjects, sso.Subject)
+			values = append(values, sso.Subject)
+		}
+	}
+	var subjects []string
+	for _, v := range values {
+		if _, isLocal := local[v]; v != "" && !isLocal && !slices.Contains(subjects, v) {
+			subjects = append(subjects, v)
 		}
 	}
 	return subjects

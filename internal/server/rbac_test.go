@@ -1,6 +1,7 @@
 package server
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -120,5 +121,53 @@ func TestUserPolicyJoinsOverlays(t *testing.T) {
 	want := "g, a, role:admin\ng, b, role:readonly\ng, c, role:readonly"
 	if got != want {
 		t.Errorf("userPolicy = %q, want %q", got, want)
+	}
+}
+
+func TestSSOSubjects(t *testing.T) {
+	local := parseAccounts(map[string]string{"accounts.alice": "login"}, nil) // admin and alice
+	user := func(id, email string, verified bool, groups ...string) *ssoClaims {
+		return &ssoClaims{Issuer: "https://idp.example.com", Subject: id, UserID: id, Email: email, EmailVerified: verified, Groups: groups}
+	}
+	tests := map[string]struct {
+		sso    *ssoClaims
+		scopes []string
+		want   []string
+	}{
+		"the user ID and the groups by default, not the email": {
+			sso: user("u-1", "bob@example.com", true, "devs", "qa"), scopes: defaultScopes,
+			want: []string{"u-1", "devs", "qa"},
+		},
+		"a verified email counts when scopes name it": {
+			sso: user("u-1", "bob@example.com", true, "devs"), scopes: []string{"groups", "email"},
+			want: []string{"u-1", "devs", "bob@example.com"},
+		},
+		"an unverified email never counts": {
+			sso: user("u-1", "bob@example.com", false, "devs"), scopes: []string{"groups", "email"},
+			want: []string{"u-1", "devs"},
+		},
+		"a sub of admin is not the local admin": {
+			sso: user("admin", "", false), scopes: defaultScopes,
+		},
+		"an email of admin is not the local admin": {
+			sso: user("u-2", "admin", true), scopes: []string{"email"},
+			want: []string{"u-2"},
+		},
+		"a group named after a local account is left out": {
+			sso: user("u-3", "", false, "alice", "devs"), scopes: defaultScopes,
+			want: []string{"u-3", "devs"},
+		},
+		"Dex's federated user ID names the user": {
+			sso:    &ssoClaims{Subject: "CiQwOGE4Njg0Yi1k", UserID: "08a8684b-d", Groups: []string{"devs"}},
+			scopes: []string{"groups", "sub"},
+			want:   []string{"08a8684b-d", "devs", "CiQwOGE4Njg0Yi1k"},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if got := ssoSubjects(tc.sso, tc.scopes, local); !slices.Equal(got, tc.want) {
+				t.Errorf("ssoSubjects = %q, want %q", got, tc.want)
+			}
+		})
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/skiffcd/skiff/api/v1alpha1"
 	"github.com/skiffcd/skiff/internal/cli/appcli"
 	"github.com/skiffcd/skiff/internal/mask"
+	"github.com/skiffcd/skiff/internal/source"
 )
 
 // renderTimeout bounds a render below the server's 2-minute WriteTimeout,
@@ -38,18 +39,30 @@ func (s *Server) appRenderer(w http.ResponseWriter, r *http.Request, c *session)
 	return app, rend, true
 }
 
-// renderError answers a failed render: its message is the user's to read
-// (a wrong path, an unknown revision), a timeout is 504.
+// renderError answers a failed render: a revision that matches nothing in
+// the repository is the caller's mistake (400), a timeout is 504, and
+// anything else is ours (500), with its message (a wrong path, a repository
+// that cannot be reached) to read.
 func (s *Server) renderError(w http.ResponseWriter, err error) {
 	switch {
 	case errors.Is(err, errNotReady):
 		s.internalError(w, err)
+	case unknownRevision(err):
+		writeError(w, http.StatusBadRequest, err.Error())
 	case errors.Is(err, context.DeadlineExceeded):
 		writeError(w, http.StatusGatewayTimeout, "rendering took too long: "+err.Error())
 	default:
 		s.Log.Error("api render failed", "error", err)
 		writeError(w, http.StatusInternalServerError, err.Error())
 	}
+}
+
+// unknownRevision reports whether err is a revision that no branch, tag or
+// commit of the repository matches when resolving it: not a revision the
+// cache lost, which is ours.
+func unknownRevision(err error) bool {
+	var repoErr *source.RepoError
+	return errors.As(err, &repoErr) && repoErr.Op == "resolve" && errors.Is(repoErr, source.ErrRevisionNotFound)
 }
 
 // jsonState is obj as a JSON string; "" for nil.

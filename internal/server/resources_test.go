@@ -2,6 +2,8 @@ package server
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -12,6 +14,7 @@ import (
 	"github.com/skiffcd/skiff/api/v1alpha1"
 	"github.com/skiffcd/skiff/internal/cli/appcli"
 	"github.com/skiffcd/skiff/internal/mask"
+	"github.com/skiffcd/skiff/internal/source"
 	"github.com/skiffcd/skiff/internal/testgit"
 )
 
@@ -84,9 +87,39 @@ func TestManagedResourcesAndManifests(t *testing.T) {
 			}
 		}
 	}
-	if r := h.do(http.MethodGet, "/api/v1/applications/shop/manifests?revision=no-such-branch", admin, nil); r.status < 400 {
-		t.Errorf("manifests of an unknown revision: %d %s, want an error", r.status, r.body)
+	// A revision the repository does not have is the caller's mistake.
+	r = h.do(http.MethodGet, "/api/v1/applications/shop/manifests?revision=no-such-branch", admin, nil)
+	wantError(t, r, http.StatusBadRequest)
+	if !strings.Contains(string(r.body), "no-such-branch") || !strings.Contains(string(r.body), "revision not found") {
+		t.Errorf("manifests of an unknown revision: %s, want the revision named as not found", r.body)
 	}
 	wantError(t, h.do(http.MethodGet, "/api/v1/applications/shop/managed-resources", alice, nil), http.StatusForbidden)
 	wantError(t, h.do(http.MethodGet, "/api/v1/applications/shop/manifests", alice, nil), http.StatusForbidden)
+}
+
+func TestUnknownRevision(t *testing.T) {
+	notFound := fmt.Errorf("%w: no branch or tag has that name", source.ErrRevisionNotFound)
+	tests := map[string]struct {
+		err  error
+		want bool
+	}{
+		"a revision that resolves to nothing": {
+			err:  fmt.Errorf("rendering application shop: %w", &source.RepoError{Op: "resolve", Repo: "https://git.example.com/r", Revision: "nope", Err: notFound}),
+			want: true,
+		},
+		"a commit the cache lost is ours": {
+			err: &source.RepoError{Op: "checkout", Repo: "https://git.example.com/r", Revision: "0123", Err: notFound},
+		},
+		"a repository that cannot be reached is ours": {
+			err: &source.RepoError{Op: "ls-remote", Repo: "https://git.example.com/r", Err: errors.New("connection refused")},
+		},
+		"an error of no repository": {err: errors.New("kustomize build failed")},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if got := unknownRevision(tc.err); got != tc.want {
+				t.Errorf("unknownRevision(%v) = %v, want %v", tc.err, got, tc.want)
+			}
+		})
+	}
 }

@@ -6,6 +6,7 @@
 //
 // Files: server.go (listener, routes, authentication middleware),
 // tls.go (the self-signed certificate), session.go (tokens and cookies),
+// revocation.go (logged-out tokens, kept in a Secret for every replica),
 // login.go (session endpoints), ratelimit.go (failed-login limits),
 // accounts.go and settings.go (argocd-cm / argocd-secret), oidc.go
 // (single sign-on: oidc.config, /auth/login, /auth/callback and the
@@ -59,6 +60,10 @@ type Options struct {
 	Listener net.Listener
 	// WebhookMaxBytes bounds a webhook payload (default 10 MiB).
 	WebhookMaxBytes int64
+	// WebhookUnverifiedReads bounds the webhook payloads read at once
+	// before a token vouches for their sender (default 4); beyond it
+	// webhooks are refused with 503.
+	WebhookUnverifiedReads int
 	// SessionDuration is how long a login lasts (default 24 h).
 	SessionDuration time.Duration
 	// MaxLoginFailures within LoginFailureWindow block a user name or
@@ -101,18 +106,23 @@ type Server struct {
 	// oidc.config; nil means a client with a 15 s timeout.
 	OIDCHTTPClient *http.Client
 
-	initOnce        sync.Once
-	sessions        *sessions
-	userLimiter     *failureLimiter
-	ipLimiter       *failureLimiter
-	settingsMu      sync.Mutex
-	parsed          *settings // the settings of parsedVersion (argocd-cm/argocd-secret resourceVersions)
-	parsedVersion   string
-	policyMu        sync.Mutex
-	compiled        *policy
-	compiledVersion string
-	streams         *streamHub
-	oidc            oidcProviders
+	initOnce           sync.Once
+	sessions           *sessions
+	userLimiter        *failureLimiter // local accounts' failed logins
+	unknownUserLimiter *failureLimiter // those of names without an account
+	ipLimiter          *failureLimiter
+	settingsMu         sync.Mutex
+	parsed             *settings // the settings of parsedVersion (argocd-cm/argocd-secret resourceVersions)
+	parsedVersion      string
+	revokedMu          sync.Mutex
+	revoked            map[string]time.Time // the revocation Secret of revokedVersion (UID/resourceVersion)
+	revokedVersion     string
+	policyMu           sync.Mutex
+	compiled           *policy
+	compiledVersion    string
+	streams            *streamHub
+	webhookSlots       chan struct{} // one per webhook payload read unverified
+	oidc               oidcProviders
 }
 
 func (s *Server) now() time.Time {
@@ -134,8 +144,14 @@ func (s *Server) init() {
 			s.Log = slog.New(slog.DiscardHandler)
 		}
 		s.streams = newStreamHub()
+		slots := s.Options.WebhookUnverifiedReads
+		if slots <= 0 {
+			slots = defaultWebhookUnverifiedReads
+		}
+		s.webhookSlots = make(chan struct{}, slots)
 		s.sessions = newSessions(s.now, s.Options.SessionDuration)
 		s.userLimiter = newFailureLimiter(s.Options.MaxLoginFailures, s.Options.LoginFailureWindow, s.now)
+		s.unknownUserLimiter = newFailureLimiter(s.Options.MaxLoginFailures, s.Options.LoginFailureWindow, s.now)
 		s.ipLimiter = newFailureLimiter(s.Options.MaxLoginFailures, s.Options.LoginFailureWindow, s.now)
 	})
 }
@@ -296,7 +312,18 @@ type session struct {
 	settings *settings
 }
 
+// user is the caller's name in RBAC: a local account's, or an SSO
+// user's ID.
 func (c *session) user() string { return c.claims.Subject }
+
+// displayName is how the caller shows in audit fields (initiatedBy) and
+// the UI: its email for an SSO user whose provider verified it.
+func (c *session) displayName() string {
+	if c.claims.SSO != nil {
+		return c.claims.SSO.displayName()
+	}
+	return c.user()
+}
 
 // sessionRefused says why a request has no valid session (401).
 type sessionRefused string
@@ -319,9 +346,19 @@ func (s *Server) sessionOf(r *http.Request) (*session, error) {
 	if err != nil {
 		return nil, sessionRefused("invalid session: " + err.Error())
 	}
+	revoked, err := s.revokedSessions(r.Context())
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := revoked[claims.ID]; ok {
+		return nil, sessionRefused("invalid session: " + errRevoked.Error())
+	}
 	if sso := claims.SSO; sso != nil {
 		if st.oidc == nil || st.oidc.Issuer != sso.Issuer {
 			return nil, sessionRefused("invalid session: single sign-on through " + sso.Issuer + " is no longer configured")
+		}
+		if sso.UserID == "" || sso.UserID != claims.Subject {
+			return nil, sessionRefused("invalid session: an SSO session of an earlier version: log in again")
 		}
 		return &session{claims: claims, settings: st}, nil
 	}
@@ -329,7 +366,7 @@ func (s *Server) sessionOf(r *http.Request) (*session, error) {
 	if !ok || !acc.Enabled {
 		return nil, sessionRefused("invalid session: account " + claims.Subject + " is disabled or gone")
 	}
-	if claims.IssuedAt == nil || claims.IssuedAt.Before(acc.PasswordMtime) {
+	if claims.issuedBefore(acc.PasswordMtime) {
 		return nil, sessionRefused("invalid session: the password changed since login")
 	}
 	return &session{claims: claims, settings: st}, nil

@@ -25,20 +25,51 @@ const (
 // with SSO set a user's who logged in through the OIDC provider.
 type sessionClaims struct {
 	jwt.RegisteredClaims
-	SSO *ssoClaims `json:"sso,omitempty"`
+	// IssuedNano is the issue time in Unix nanoseconds: iat has whole
+	// seconds only, and a password change in the same second as a login
+	// must still end that session.
+	IssuedNano int64      `json:"iat_ns,omitempty"`
+	SSO        *ssoClaims `json:"sso,omitempty"`
+}
+
+// issuedBefore reports whether the token was issued before t (a password
+// change): to the nanosecond when it says so, else to its iat's second.
+func (c *sessionClaims) issuedBefore(t time.Time) bool {
+	switch {
+	case c.IssuedNano != 0:
+		return time.Unix(0, c.IssuedNano).Before(t)
+	case c.IssuedAt != nil:
+		return c.IssuedAt.Before(t)
+	}
+	return true
 }
 
 // ssoClaims are what an SSO session keeps of the ID token; the session's
-// subject is the email, or the OIDC subject without one.
+// subject is UserID.
 type ssoClaims struct {
-	Issuer  string   `json:"iss"`
-	Subject string   `json:"sub"`
-	Email   string   `json:"email,omitempty"`
-	Groups  []string `json:"groups,omitempty"`
+	Issuer  string `json:"iss"`
+	Subject string `json:"sub"`
+	// UserID is Dex's federated user ID, else Subject, as Argo CD names an
+	// SSO user in RBAC; sessions of older versions, named by their email,
+	// have none.
+	UserID        string   `json:"uid,omitempty"`
+	Email         string   `json:"email,omitempty"`
+	EmailVerified bool     `json:"email_verified,omitempty"`
+	Groups        []string `json:"groups,omitempty"`
+}
+
+// displayName is how an SSO user shows in audit fields and the UI: the
+// email when the provider verified it, else the user ID.
+func (c *ssoClaims) displayName() string {
+	if c.Email != "" && c.EmailVerified {
+		return c.Email
+	}
+	return c.UserID
 }
 
 // sessions issues and checks signed session tokens and remembers the ones
-// logged out until they expire.
+// logged out here until they expire (the Secret of revocation.go keeps
+// them for every replica and the next start).
 type sessions struct {
 	now      func() time.Time
 	duration time.Duration
@@ -65,7 +96,8 @@ func (s *sessions) issueClaims(key []byte, claims sessionClaims, user string) (s
 	if _, err := rand.Read(id); err != nil {
 		return "", time.Time{}, err
 	}
-	now := s.now().Truncate(time.Second)
+	issued := s.now()
+	now := issued.Truncate(time.Second)
 	exp := now.Add(s.duration)
 	claims.RegisteredClaims = jwt.RegisteredClaims{
 		Issuer:    issuer,
@@ -75,6 +107,7 @@ func (s *sessions) issueClaims(key []byte, claims sessionClaims, user string) (s
 		NotBefore: jwt.NewNumericDate(now),
 		ExpiresAt: jwt.NewNumericDate(exp),
 	}
+	claims.IssuedNano = issued.UnixNano()
 	token, err := jwt.NewWithClaims(jwt.SigningMethodHS256, claims).SignedString(key)
 	return token, exp, err
 }

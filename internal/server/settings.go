@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"golang.org/x/crypto/bcrypt"
 	corev1 "k8s.io/api/core/v1"
@@ -108,7 +107,7 @@ func (s *Server) bootstrap(ctx context.Context) error {
 			return err
 		}
 		secret.Data[keyAdminPassword] = hash
-		secret.Data[keyAdminPasswordMtime] = []byte(s.now().UTC().Format(time.RFC3339))
+		secret.Data[keyAdminPasswordMtime] = formatMtime(s.now())
 		changed = true
 	}
 	if !changed {

@@ -38,15 +38,7 @@ func startFullServer(t *testing.T) *harness {
 		tmp := t.TempDir()
 		s.Repo = reposerver.New(source.NewCache(filepath.Join(tmp, "repos"), source.Options{}),
 			helmrepo.New(filepath.Join(tmp, "charts"), nil), reposerver.Options{})
-		informers, err := cache.New(cluster.Config, cache.Options{Scheme: s.Client.Scheme(), Mapper: s.Client.RESTMapper()})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		go func() { defer close(done); _ = informers.Start(ctx) }()
-		t.Cleanup(func() { cancel(); <-done })
-		s.Informers = informers
+		s.Informers = startCache(t, cache.Options{Scheme: s.Client.Scheme(), Mapper: s.Client.RESTMapper()})
 	})
 }
 

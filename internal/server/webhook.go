@@ -13,6 +13,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"time"
 )
 
 // Keys of argocd-secret holding webhook secrets (Argo CD's names).
@@ -24,6 +25,12 @@ const (
 	keyGogsSecret            = "webhook.gogs.secret"
 
 	defaultWebhookMaxBytes = 10 << 20
+	// defaultWebhookUnverifiedReads bounds the payloads read at once
+	// before anything vouches for their sender: with the 10 MiB limit,
+	// at most 40 MiB held for unauthenticated posts.
+	defaultWebhookUnverifiedReads = 4
+	// webhookReadTimeout bounds how long such a read may hold its slot.
+	webhookReadTimeout = 10 * time.Second
 )
 
 // push is what a push event says: the repository's URLs, the branches and
@@ -37,7 +44,9 @@ type push struct {
 
 var (
 	errUnauthorized = errors.New("webhook signature or secret does not match")
-	errIgnored      = errors.New("not a push event")
+	// errNoSecret refuses a provider without a secret while another has one.
+	errNoSecret = errors.New("webhook provider has no secret")
+	errIgnored  = errors.New("not a push event")
 )
 
 // verifyHMAC checks a hex HMAC signature (with an optional "sha256=" or
@@ -70,57 +79,92 @@ func equalSecret(got, want string) bool {
 	return subtle.ConstantTimeCompare([]byte(got), []byte(want)) == 1
 }
 
-// parseWebhook identifies the provider from the headers, verifies the
-// signature or token when argocd-secret configures one, and reads the push.
-// Without a configured secret, events are accepted as Argo CD accepts them.
-func parseWebhook(h http.Header, body []byte, secrets map[string][]byte) (*push, error) {
-	secret := func(key string) string { return string(secrets[key]) }
+// webhookSecretKeys are the argocd-secret keys of every provider's secret.
+var webhookSecretKeys = []string{keyGitHubSecret, keyGitLabSecret, keyBitbucketUUID, keyBitbucketServerSecret, keyGogsSecret}
+
+// webhookSource is a webhook's provider and event as its headers tell
+// them, and how the provider proves the sender: a token header compared
+// with its secret, or an HMAC of the body under its secret.
+type webhookSource struct {
+	provider  string
+	secretKey string // of argocd-secret
+	header    string // the token or signature header
+	token     bool   // header carries the secret itself, not an HMAC
+	// sigPrefix is what a signature must start with ("" for none);
+	// sigHash names the hash of a signature without a "<hash>=" prefix.
+	sigPrefix, sigHash string
+	push               bool // a push (other events are acknowledged and ignored)
+}
+
+// identifyWebhook tells the provider from the headers.
+func identifyWebhook(h http.Header) (webhookSource, error) {
 	switch {
 	case h.Get("X-Gogs-Event") != "":
-		if s := secret(keyGogsSecret); s != "" && !verifyHMAC(s, h.Get("X-Gogs-Signature"), body, "sha256") {
-			return nil, errUnauthorized
-		}
-		if h.Get("X-Gogs-Event") != "push" {
-			return nil, errIgnored
-		}
-		return parseGitHubLike("gogs", body)
+		return webhookSource{provider: "gogs", secretKey: keyGogsSecret, header: "X-Gogs-Signature", sigHash: "sha256",
+			push: h.Get("X-Gogs-Event") == "push"}, nil
 	case h.Get("X-GitHub-Event") != "":
-		if s := secret(keyGitHubSecret); s != "" {
-			sig := h.Get("X-Hub-Signature-256")
-			if sig == "" || !strings.HasPrefix(sig, "sha256=") || !verifyHMAC(s, sig, body, "sha256") {
-				return nil, errUnauthorized
+		// Only the SHA-256 signature: SHA-1 is GitHub's legacy one.
+		return webhookSource{provider: "github", secretKey: keyGitHubSecret, header: "X-Hub-Signature-256", sigPrefix: "sha256=",
+			sigHash: "sha256", push: h.Get("X-GitHub-Event") == "push"}, nil
+	case h.Get("X-Gitlab-Event") != "":
+		e := h.Get("X-Gitlab-Event")
+		return webhookSource{provider: "gitlab", secretKey: keyGitLabSecret, header: "X-Gitlab-Token", token: true,
+			push: e == "Push Hook" || e == "Tag Push Hook" || e == "System Hook"}, nil
+	case h.Get("X-Hook-UUID") != "" || h.Get("X-Event-Key") == "repo:push":
+		return webhookSource{provider: "bitbucket", secretKey: keyBitbucketUUID, header: "X-Hook-UUID", token: true,
+			push: h.Get("X-Event-Key") == "repo:push"}, nil
+	case h.Get("X-Event-Key") != "":
+		return webhookSource{provider: "bitbucketserver", secretKey: keyBitbucketServerSecret, header: "X-Hub-Signature",
+			sigHash: "sha256", push: h.Get("X-Event-Key") == "repo:refs_changed"}, nil
+	}
+	return webhookSource{}, fmt.Errorf("unknown webhook: no GitHub, GitLab, Bitbucket or Gogs event header")
+}
+
+// authorize checks what the headers can prove before the body is read. A
+// provider with a secret must send its token (checked here) or a
+// signature (returned as the secret its HMAC must match). A provider
+// without one is accepted as Argo CD accepts it only while no provider has
+// a secret: once one has, the others would be a way around it. verified
+// means the token matched.
+func (src webhookSource) authorize(h http.Header, secrets map[string][]byte) (hmacSecret string, verified bool, err error) {
+	secret := string(secrets[src.secretKey])
+	if secret == "" {
+		for _, key := range webhookSecretKeys {
+			if len(secrets[key]) > 0 {
+				return "", false, fmt.Errorf("%w: %s has no %s, and while %s is set webhooks without a secret are refused",
+					errNoSecret, SecretName, src.secretKey, key)
 			}
 		}
-		if h.Get("X-GitHub-Event") != "push" {
-			return nil, errIgnored
-		}
-		return parseGitHubLike("github", body)
-	case h.Get("X-Gitlab-Event") != "":
-		if s := secret(keyGitLabSecret); s != "" && !equalSecret(h.Get("X-Gitlab-Token"), s) {
-			return nil, errUnauthorized
-		}
-		if e := h.Get("X-Gitlab-Event"); e != "Push Hook" && e != "Tag Push Hook" && e != "System Hook" {
-			return nil, errIgnored
-		}
+		return "", false, nil
+	}
+	got := h.Get(src.header)
+	switch {
+	case src.token && equalSecret(got, secret):
+		return "", true, nil
+	case src.token || got == "" || !strings.HasPrefix(got, src.sigPrefix):
+		return "", false, errUnauthorized
+	}
+	return secret, false, nil
+}
+
+// parse checks the body's signature against hmacSecret (when set) and
+// reads the push.
+func (src webhookSource) parse(h http.Header, body []byte, hmacSecret string) (*push, error) {
+	if hmacSecret != "" && !verifyHMAC(hmacSecret, h.Get(src.header), body, src.sigHash) {
+		return nil, errUnauthorized
+	}
+	if !src.push {
+		return nil, errIgnored
+	}
+	switch src.provider {
+	case "gitlab":
 		return parseGitLab(body)
-	case h.Get("X-Hook-UUID") != "" || h.Get("X-Event-Key") == "repo:push":
-		if s := secret(keyBitbucketUUID); s != "" && !equalSecret(h.Get("X-Hook-UUID"), s) {
-			return nil, errUnauthorized
-		}
-		if h.Get("X-Event-Key") != "repo:push" {
-			return nil, errIgnored
-		}
+	case "bitbucket":
 		return parseBitbucketCloud(body)
-	case h.Get("X-Event-Key") != "":
-		if s := secret(keyBitbucketServerSecret); s != "" && !verifyHMAC(s, h.Get("X-Hub-Signature"), body, "sha256") {
-			return nil, errUnauthorized
-		}
-		if h.Get("X-Event-Key") != "repo:refs_changed" {
-			return nil, errIgnored
-		}
+	case "bitbucketserver":
 		return parseBitbucketServer(body)
 	}
-	return nil, fmt.Errorf("unknown webhook: no GitHub, GitLab, Bitbucket or Gogs event header")
+	return parseGitHubLike(src.provider, body)
 }
 
 // shortRef turns refs/heads/x and refs/tags/x into x.
@@ -269,15 +313,15 @@ func parseBitbucketServer(body []byte) (*push, error) {
 	return out, nil
 }
 
-// handleWebhook refreshes the apps a push touched.
+// handleWebhook refreshes the apps a push touched. Whatever the headers
+// can prove is checked before the body is read; a body read before anything
+// vouches for its sender (to check its signature, or with no secret
+// configured) takes one of a few slots and has a short deadline, so that
+// unauthenticated posts cannot make the server hold many payloads at once.
 func (s *Server) handleWebhook(w http.ResponseWriter, r *http.Request) {
-	limit := s.Options.WebhookMaxBytes
-	if limit <= 0 {
-		limit = defaultWebhookMaxBytes
-	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	src, err := identifyWebhook(r.Header)
 	if err != nil {
-		writeError(w, http.StatusRequestEntityTooLarge, "webhook payload too large or unreadable")
+		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
 	st, err := s.loadSettings(r.Context())
@@ -285,7 +329,38 @@ func (s *Server) handleWebhook(w http.ResponseWriter, r *http.Request) {
 		s.internalError(w, err)
 		return
 	}
-	ev, err := parseWebhook(r.Header, body, st.secret)
+	hmacSecret, verified, err := src.authorize(r.Header, st.secret)
+	if err != nil {
+		writeError(w, http.StatusUnauthorized, err.Error())
+		return
+	}
+	limit := s.Options.WebhookMaxBytes
+	if limit <= 0 {
+		limit = defaultWebhookMaxBytes
+	}
+	if r.ContentLength > limit {
+		writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("webhook payload of %d bytes is over the limit of %d", r.ContentLength, limit))
+		return
+	}
+	if !verified {
+		select {
+		case s.webhookSlots <- struct{}{}:
+			defer func() { <-s.webhookSlots }()
+		default:
+			w.Header().Set("Retry-After", "1")
+			writeError(w, http.StatusServiceUnavailable, "too many webhook payloads being read: try again later")
+			return
+		}
+		// Not every ResponseWriter has deadlines (a test's recorder); the
+		// server's ReadTimeout still holds then.
+		_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(webhookReadTimeout))
+	}
+	body, err := readWebhookBody(http.MaxBytesReader(w, r.Body, limit), r.ContentLength)
+	if err != nil {
+		writeError(w, http.StatusRequestEntityTooLarge, "webhook payload too large or unreadable")
+		return
+	}
+	ev, err := src.parse(r.Header, body, hmacSecret)
 	switch {
 	case errors.Is(err, errUnauthorized):
 		writeError(w, http.StatusUnauthorized, err.Error())
@@ -303,4 +378,18 @@ func (s *Server) handleWebhook(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"refreshed": refreshed})
+}
+
+// readWebhookBody reads a payload: of a known length (at most the limit,
+// checked before) in one allocation of that size, else growing as bytes
+// come.
+func readWebhookBody(body io.Reader, contentLength int64) ([]byte, error) {
+	if contentLength < 0 {
+		return io.ReadAll(body)
+	}
+	buf := make([]byte, contentLength)
+	if _, err := io.ReadFull(body, buf); err != nil {
+		return nil, err
+	}
+	return buf, nil
 }

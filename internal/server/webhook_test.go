@@ -24,6 +24,20 @@ const (
 	gogsPush   = `{"ref":"refs/heads/main","repository":{"html_url":"https://gogs.example.com/org/repo","clone_url":"https://gogs.example.com/org/repo.git","ssh_url":"git@gogs.example.com:org/repo.git","default_branch":"main"}}`
 )
 
+// parseWebhook runs a webhook's checks in the handler's order: what the
+// headers prove, then the body's signature and content.
+func parseWebhook(h http.Header, body []byte, secrets map[string][]byte) (*push, error) {
+	src, err := identifyWebhook(h)
+	if err != nil {
+		return nil, err
+	}
+	hmacSecret, _, err := src.authorize(h, secrets)
+	if err != nil {
+		return nil, err
+	}
+	return src.parse(h, body, hmacSecret)
+}
+
 func TestParseWebhook(t *testing.T) {
 	secrets := map[string][]byte{
 		keyGitHubSecret:          []byte("gh-secret"),
@@ -32,6 +46,7 @@ func TestParseWebhook(t *testing.T) {
 		keyBitbucketServerSecret: []byte("bbs-secret"),
 		keyGogsSecret:            []byte("gogs-secret"),
 	}
+	githubOnly := map[string][]byte{keyGitHubSecret: []byte("gh-secret")}
 	tests := map[string]struct {
 		headers   map[string]string
 		body      string
@@ -107,6 +122,40 @@ func TestParseWebhook(t *testing.T) {
 			headers: map[string]string{"X-Gogs-Event": "push", "X-Gogs-Signature": sign("x", []byte(gogsPush))},
 			body:    gogsPush, secrets: secrets, wantErr: errUnauthorized,
 		},
+		"a Gogs push without a signature": {
+			headers: map[string]string{"X-Gogs-Event": "push"},
+			body:    gogsPush, secrets: secrets, wantErr: errUnauthorized,
+		},
+		"a GitLab push is refused while only GitHub has a secret": {
+			headers: map[string]string{"X-Gitlab-Event": "Push Hook"},
+			body:    gitlabPush, secrets: githubOnly, wantErr: errNoSecret,
+		},
+		"a GitLab push with any token is refused while only GitHub has a secret": {
+			headers: map[string]string{"X-Gitlab-Event": "Push Hook", "X-Gitlab-Token": "gh-secret"},
+			body:    gitlabPush, secrets: githubOnly, wantErr: errNoSecret,
+		},
+		"a Gogs push is refused while only GitHub has a secret": {
+			headers: map[string]string{"X-Gogs-Event": "push", "X-Gogs-Signature": sign("gh-secret", []byte(gogsPush))},
+			body:    gogsPush, secrets: githubOnly, wantErr: errNoSecret,
+		},
+		"a Bitbucket Cloud push is refused while only GitHub has a secret": {
+			headers: map[string]string{"X-Event-Key": "repo:push", "X-Hook-UUID": "{any}"},
+			body:    bbPush, secrets: githubOnly, wantErr: errNoSecret,
+		},
+		"a Bitbucket Server push is refused while only GitHub has a secret": {
+			headers: map[string]string{"X-Event-Key": "repo:refs_changed"},
+			body:    bbsPush, secrets: githubOnly, wantErr: errNoSecret,
+		},
+		"a GitHub push signed with the only secret is accepted": {
+			headers: map[string]string{"X-GitHub-Event": "push", "X-Hub-Signature-256": "sha256=" + sign("gh-secret", []byte(githubPush))},
+			body:    githubPush, secrets: githubOnly,
+			wantURL: "git@github.com:org/repo.git", wantRevs: []string{"main"}, wantDefBr: "main",
+		},
+		"a GitLab push without any secret is accepted": {
+			headers: map[string]string{"X-Gitlab-Event": "Push Hook"},
+			body:    gitlabPush,
+			wantURL: "git@gitlab.com:g/repo.git", wantRevs: []string{"v1"}, wantDefBr: "main",
+		},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -129,6 +178,67 @@ func TestParseWebhook(t *testing.T) {
 			}
 			if !slices.Equal(ev.Revisions, tc.wantRevs) || ev.DefaultBranch != tc.wantDefBr {
 				t.Errorf("revisions %v default %q, want %v default %q", ev.Revisions, ev.DefaultBranch, tc.wantRevs, tc.wantDefBr)
+			}
+		})
+	}
+}
+
+// What the headers prove decides how the body is read: a matching token
+// vouches for the sender (its body needs no slot), a signature leaves the
+// body to check, and without any secret nothing vouches.
+func TestAuthorizeWebhook(t *testing.T) {
+	secrets := map[string][]byte{keyGitHubSecret: []byte("gh-secret"), keyGitLabSecret: []byte("gl-token")}
+	tests := map[string]struct {
+		headers      map[string]string
+		secrets      map[string][]byte
+		wantHMAC     string
+		wantVerified bool
+		wantErr      error
+	}{
+		"a GitLab token that matches vouches for the sender": {
+			headers: map[string]string{"X-Gitlab-Event": "Push Hook", "X-Gitlab-Token": "gl-token"},
+			secrets: secrets, wantVerified: true,
+		},
+		"a GitLab token that does not match is refused before the body": {
+			headers: map[string]string{"X-Gitlab-Event": "Push Hook", "X-Gitlab-Token": "gl-tokens"},
+			secrets: secrets, wantErr: errUnauthorized,
+		},
+		"a GitHub signature leaves the body to check": {
+			headers: map[string]string{"X-GitHub-Event": "push", "X-Hub-Signature-256": "sha256=00"},
+			secrets: secrets, wantHMAC: "gh-secret",
+		},
+		"a GitHub push without a signature is refused before the body": {
+			headers: map[string]string{"X-GitHub-Event": "push"},
+			secrets: secrets, wantErr: errUnauthorized,
+		},
+		"a GitHub SHA-1 signature is refused before the body": {
+			headers: map[string]string{"X-GitHub-Event": "push", "X-Hub-Signature-256": "sha1=00"},
+			secrets: secrets, wantErr: errUnauthorized,
+		},
+		"a Gogs push is refused while other providers have secrets": {
+			headers: map[string]string{"X-Gogs-Event": "push", "X-Gogs-Signature": "00"},
+			secrets: secrets, wantErr: errNoSecret,
+		},
+		"without any secret nothing vouches and nothing is checked": {
+			headers: map[string]string{"X-Gogs-Event": "push"},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			h := http.Header{}
+			for k, v := range tc.headers {
+				h.Set(k, v)
+			}
+			src, err := identifyWebhook(h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			hmacSecret, verified, err := src.authorize(h, tc.secrets)
+			if !errors.Is(err, tc.wantErr) {
+				t.Fatalf("error = %v, want %v", err, tc.wantErr)
+			}
+			if hmacSecret != tc.wantHMAC || verified != tc.wantVerified {
+				t.Errorf("authorize = %q, %v; want %q, %v", hmacSecret, verified, tc.wantHMAC, tc.wantVerified)
 			}
 		})
 	}
