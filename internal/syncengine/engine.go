@@ -453,10 +453,10 @@ func (r *run) apply(ctx context.Context, t Task, dryRun bool) error {
 	if t.Options.Replace && !t.Hook {
 		err = r.replace(ctx, obj, dryRun)
 	} else {
-		opts := []client.ApplyOption{client.FieldOwner(FieldManager)}
-		if t.Options.Force || t.Hook {
-			opts = append(opts, client.ForceOwnership)
-		}
+		// Git wins for the fields it sets, whoever changed them since
+		// (kubectl scale, edit, patch): Argo CD's server-side apply forces
+		// conflicts too. Fields git does not set stay with their managers.
+		opts := []client.ApplyOption{client.FieldOwner(FieldManager), client.ForceOwnership}
 		if dryRun {
 			opts = append(opts, client.DryRunAll)
 		}

@@ -154,14 +154,6 @@ func (r *Reconciler) sync(ctx context.Context, app *v1alpha1.Application) (synce
 	if err != nil {
 		return syncengine.Result{}, syncResult, err
 	}
-	if op.SyncStrategy != nil && (op.SyncStrategy.Apply != nil && op.SyncStrategy.Apply.Force || op.SyncStrategy.Hook != nil && op.SyncStrategy.Hook.Force) {
-		opts.Force = true
-	}
-	if app.Operation.InitiatedBy.Automated && op.AutoHealAttemptsCount > 0 {
-		// Self-heal exists to take drifted fields back from whoever changed
-		// them: that is the explicit request to force conflicts.
-		opts.Force = true
-	}
 	opts.ApplyOutOfSyncOnly = applyOutOfSyncOnly(app, opts)
 	var selected []clustercache.ResourceKey
 	for _, res := range op.Resources {
