@@ -1,7 +1,9 @@
 package application
 
 import (
+	"cmp"
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -9,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -214,4 +217,117 @@ func mustScheme(t *testing.T) *runtime.Scheme {
 		t.Fatal(err)
 	}
 	return s
+}
+
+func TestDecideAutoSync(t *testing.T) {
+	now := time.Date(2026, 5, 4, 10, 0, 0, 0, time.UTC)
+	finished := func(ago time.Duration) *metav1.Time { return &metav1.Time{Time: now.Add(-ago)} }
+	// lastSync is an operation that ended ago at revision rev in phase.
+	lastSync := func(rev string, phase v1alpha1.OperationPhase, message string, ago time.Duration, healAttempts int64) *v1alpha1.OperationState {
+		return &v1alpha1.OperationState{
+			Operation:  v1alpha1.Operation{Sync: &v1alpha1.SyncOperation{Revision: rev, AutoHealAttemptsCount: healAttempts}},
+			Phase:      phase,
+			Message:    message,
+			SyncResult: &v1alpha1.SyncOperationResult{Revision: rev},
+			FinishedAt: finished(ago),
+		}
+	}
+	rendered := comparison{desired: decodeObjects(t, []string{"{apiVersion: v1, kind: ConfigMap, metadata: {name: a}}"}), revisions: []string{"new"}}
+	emptyRender := comparison{desired: []*unstructured.Unstructured{}, revisions: []string{"new"}}
+	tests := map[string]struct {
+		policy    *v1alpha1.SyncPolicy
+		sync      v1alpha1.SyncStatusCode
+		last      *v1alpha1.OperationState
+		operation *v1alpha1.Operation
+		invalid   bool
+		cmp       comparison
+		// want is the operation requested (nil: none), with its retry and
+		// self-heal count.
+		want       *v1alpha1.Operation
+		wantHealIn time.Duration
+	}{
+		"a new revision syncs, retried five times by default as in Argo CD": {
+			policy: &v1alpha1.SyncPolicy{Automated: &v1alpha1.SyncPolicyAutomated{Prune: true}}, cmp: rendered,
+			last: lastSync("old", v1alpha1.OperationSucceeded, "", time.Hour, 0),
+			want: &v1alpha1.Operation{Sync: &v1alpha1.SyncOperation{Revision: "new", Prune: true}, Retry: v1alpha1.RetryStrategy{Limit: 5}},
+		},
+		"syncPolicy.retry replaces the default retry": {
+			policy: &v1alpha1.SyncPolicy{Automated: &v1alpha1.SyncPolicyAutomated{}, Retry: &v1alpha1.RetryStrategy{Limit: -1}}, cmp: rendered,
+			want: &v1alpha1.Operation{Sync: &v1alpha1.SyncOperation{Revision: "new"}, Retry: v1alpha1.RetryStrategy{Limit: -1}},
+		},
+		"an app without automated sync does not sync by itself": {
+			policy: &v1alpha1.SyncPolicy{}, cmp: rendered,
+		},
+		"automated sync turned off by enabled: false does not sync": {
+			policy: &v1alpha1.SyncPolicy{Automated: &v1alpha1.SyncPolicyAutomated{Enabled: new(bool)}}, cmp: rendered,
+		},
+		"a synced app does not sync": {
+			policy: &v1alpha1.SyncPolicy{Automated: &v1alpha1.SyncPolicyAutomated{}}, sync: v1alpha1.SyncStatusCodeSynced, cmp: rendered,
+		},
+		"a failed comparison decides nothing": {
+			policy: &v1alpha1.SyncPolicy{Automated: &v1alpha1.SyncPolicyAutomated{}}, cmp: comparison{failed: true},
+		},
+		"an operation in flight decides nothing": {
+			policy: &v1alpha1.SyncPolicy{Automated: &v1alpha1.SyncPolicyAutomated{}}, cmp: rendered,
+			operation: &v1alpha1.Operation{Sync: &v1alpha1.SyncOperation{}},
+		},
+		"an invalid spec blocks auto-sync": {
+			policy: &v1alpha1.SyncPolicy{Automated: &v1alpha1.SyncPolicyAutomated{}}, cmp: rendered, invalid: true,
+		},
+		"an empty render with prune is refused": {
+			policy: &v1alpha1.SyncPolicy{Automated: &v1alpha1.SyncPolicyAutomated{Prune: true}}, cmp: emptyRender,
+		},
+		"an empty render with allowEmpty syncs": {
+			policy: &v1alpha1.SyncPolicy{Automated: &v1alpha1.SyncPolicyAutomated{Prune: true, AllowEmpty: true}}, cmp: emptyRender,
+			want: &v1alpha1.Operation{Sync: &v1alpha1.SyncOperation{Revision: "new", Prune: true}, Retry: v1alpha1.RetryStrategy{Limit: 5}},
+		},
+		"an empty render without prune is not synced; it would change nothing": {
+			policy: &v1alpha1.SyncPolicy{Automated: &v1alpha1.SyncPolicyAutomated{}}, cmp: emptyRender,
+		},
+		"a revision whose sync failed is left for a new commit or a manual sync": {
+			policy: &v1alpha1.SyncPolicy{Automated: &v1alpha1.SyncPolicyAutomated{SelfHeal: true}}, cmp: rendered,
+			last: lastSync("new", v1alpha1.OperationFailed, "one or more objects failed to apply", time.Hour, 0),
+		},
+		"drift without selfHeal waits for a new commit": {
+			policy: &v1alpha1.SyncPolicy{Automated: &v1alpha1.SyncPolicyAutomated{}}, cmp: rendered,
+			last: lastSync("new", v1alpha1.OperationSucceeded, "", time.Hour, 0),
+		},
+		"drift with selfHeal waits for the back-off of its attempts": {
+			policy: &v1alpha1.SyncPolicy{Automated: &v1alpha1.SyncPolicyAutomated{SelfHeal: true}}, cmp: rendered,
+			last:       lastSync("new", v1alpha1.OperationSucceeded, "", 12*time.Second, 2),
+			wantHealIn: 8 * time.Second, // 5 s doubled twice
+		},
+		"drift with selfHeal heals once its back-off is over, counting the attempt": {
+			policy: &v1alpha1.SyncPolicy{Automated: &v1alpha1.SyncPolicyAutomated{SelfHeal: true}}, cmp: rendered,
+			last: lastSync("new", v1alpha1.OperationSucceeded, "", 21*time.Second, 2),
+			want: &v1alpha1.Operation{Sync: &v1alpha1.SyncOperation{Revision: "new", AutoHealAttemptsCount: 3}, Retry: v1alpha1.RetryStrategy{Limit: 5}},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			app := &v1alpha1.Application{Operation: tc.operation}
+			app.Spec.SyncPolicy = tc.policy
+			app.Status.Sync.Status = cmp.Or(tc.sync, v1alpha1.SyncStatusCodeOutOfSync)
+			app.Status.OperationState = tc.last
+			app.Status.Resources = []v1alpha1.ResourceStatus{{Name: "a", RequiresPruning: true}, {Name: "b", RequiresPruning: true}}
+			if tc.invalid {
+				app.Status.Conditions = []v1alpha1.ApplicationCondition{{Type: v1alpha1.ApplicationConditionInvalidSpecError, Message: "bad"}}
+			}
+			got := decideAutoSync(app, tc.cmp, now)
+			if tc.want != nil {
+				tc.want.InitiatedBy = v1alpha1.OperationInitiator{Automated: true}
+			}
+			if !equalJSON(got.operation, tc.want) {
+				t.Errorf("operation %s, want %s", toJSON(got.operation), toJSON(tc.want))
+			}
+			if got.healIn != tc.wantHealIn {
+				t.Errorf("self-heal in %s, want %s", got.healIn, tc.wantHealIn)
+			}
+		})
+	}
+}
+
+func toJSON(v any) string {
+	data, _ := json.Marshal(v)
+	return string(data)
 }

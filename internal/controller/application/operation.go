@@ -24,7 +24,8 @@ import (
 // reconcileOperation runs the operation requested in app.operation. The work
 // queue never hands one key to two workers, so an operation never runs
 // twice in parallel; after a restart an operation still Running is run again
-// (server-side apply makes that safe) and finishes once.
+// (server-side apply makes that safe) and finishes once. A failed attempt
+// waits for its retry's back-off.
 func (r *Reconciler) reconcileOperation(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	if err := r.Cache.WaitForSync(ctx); err != nil {
 		return ctrl.Result{}, err
@@ -54,7 +55,8 @@ func (r *Reconciler) reconcileOperation(ctx context.Context, req ctrl.Request) (
 	if state != nil && state.Phase == v1alpha1.OperationTerminating {
 		return ctrl.Result{}, r.finishOperation(ctx, app, v1alpha1.OperationFailed, "Operation terminated", nil, nil)
 	}
-	if state == nil || !isRunning(state.Phase) || !equalJSON(state.Operation, *app.Operation) {
+	switch {
+	case state == nil || !isRunning(state.Phase) || !equalJSON(state.Operation, *app.Operation):
 		orig := app.DeepCopy()
 		app.Status.OperationState = &v1alpha1.OperationState{
 			Operation: *app.Operation, Phase: v1alpha1.OperationRunning,
@@ -69,6 +71,11 @@ func (r *Reconciler) reconcileOperation(ctx context.Context, req ctrl.Request) (
 		r.wrote(app)
 		if r.Recorder != nil {
 			r.Recorder.Eventf(app, nil, "Normal", eventReasonOperationStarted, "Sync", "Initiated sync to %s", targetRevision(app))
+		}
+	case state.FinishedAt != nil:
+		// A failed attempt: the retry runs afresh once its back-off is over.
+		if wait := retryDue(app).Sub(r.now()); wait > 0 {
+			return ctrl.Result{RequeueAfter: wait}, nil
 		}
 	}
 
@@ -243,28 +250,42 @@ func targetRevision(app *v1alpha1.Application) string {
 	return "HEAD"
 }
 
-// retryOrFail retries per syncPolicy.retry or records the failure.
-func (r *Reconciler) retryOrFail(ctx context.Context, app *v1alpha1.Application, phase v1alpha1.OperationPhase, message string, result *v1alpha1.SyncOperationResult) (ctrl.Result, error) {
+// retryStrategy is how app's operation is retried when it fails: the
+// operation's own strategy, else syncPolicy.retry.
+func retryStrategy(app *v1alpha1.Application) v1alpha1.RetryStrategy {
 	retry := app.Operation.Retry
 	if app.Spec.SyncPolicy != nil && app.Spec.SyncPolicy.Retry != nil && retry.Limit == 0 {
 		retry = *app.Spec.SyncPolicy.Retry
 	}
+	return retry
+}
+
+// retryDue is when the retry of app's failed attempt may run: its back-off
+// after the attempt ended (retryOrFail recorded both).
+func retryDue(app *v1alpha1.Application) time.Time {
 	state := app.Status.OperationState
-	count := int64(0)
-	if state != nil {
-		count = state.RetryCount
-	}
+	return state.FinishedAt.Add(backoff(retryStrategy(app).Backoff, max(state.RetryCount-1, 0)))
+}
+
+// retryOrFail retries per the retry strategy or records the failure. A
+// retry is recorded with the attempt's end (finishedAt) while the phase
+// stays Running: retryDue counts its back-off from there, whatever wakes
+// the operation worker before (a write of the app, a restart).
+func (r *Reconciler) retryOrFail(ctx context.Context, app *v1alpha1.Application, phase v1alpha1.OperationPhase, message string, result *v1alpha1.SyncOperationResult) (ctrl.Result, error) {
+	retry := retryStrategy(app)
+	state := app.Status.OperationState // recorded when the operation started
+	count := state.RetryCount
 	if retry.Limit < 0 || count < retry.Limit {
 		orig := app.DeepCopy()
-		wait := backoff(retry.Backoff, count)
-		app.Status.OperationState.RetryCount = count + 1
-		app.Status.OperationState.Message = fmt.Sprintf("%s. Retrying attempt #%d at %s.", message, count+1, r.now().Add(wait).Format(time.Kitchen))
-		app.Status.OperationState.SyncResult = result
+		now := r.now()
+		state.RetryCount, state.FinishedAt, state.SyncResult = count+1, &metav1.Time{Time: now}, result
+		due := retryDue(app)
+		state.Message = fmt.Sprintf("%s. Retrying attempt #%d at %s.", message, count+1, due.Format(time.Kitchen))
 		if err := r.Client.Patch(ctx, app, client.MergeFrom(orig)); err != nil {
 			return ctrl.Result{}, fmt.Errorf("recording the retry: %w", err)
 		}
 		r.wrote(app)
-		return ctrl.Result{RequeueAfter: wait}, nil
+		return ctrl.Result{RequeueAfter: due.Sub(now)}, nil
 	}
 	return ctrl.Result{}, r.finishOperation(ctx, app, phase, message, result, nil)
 }
