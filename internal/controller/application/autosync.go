@@ -1,6 +1,7 @@
 package application
 
 import (
+	"fmt"
 	"strings"
 	"time"
 
@@ -17,6 +18,9 @@ const defaultAutoSyncRetryLimit = 5
 type autoSyncDecision struct {
 	// operation is the operation to request; nil for none.
 	operation *v1alpha1.Operation
+	// syncError says why auto-sync holds back where only the user can
+	// help: the SyncError condition's message; empty clears the condition.
+	syncError string
 	// healIn is how long a self-heal still waits for its back-off.
 	healIn time.Duration
 }
@@ -25,10 +29,10 @@ type autoSyncDecision struct {
 // syncs by itself. An automated app out of sync is synced once per new
 // revision; a failed sync is retried per syncPolicy.retry (five times by
 // default, as in Argo CD) and then left until a new commit or a manual
-// sync. Drift is synced only with selfHeal, after a back-off that grows
-// with each self-heal. An empty render is not synced unless allowEmpty:
-// with prune it would delete everything, and an empty render is more
-// often a mistake than an intent.
+// sync, with a SyncError saying so. Drift is synced only with selfHeal,
+// after a back-off that grows with each self-heal. An empty render is not
+// synced with prune unless allowEmpty: it would delete everything, and an
+// empty render is more often a mistake than an intent.
 func decideAutoSync(app *v1alpha1.Application, cmp comparison, now time.Time) autoSyncDecision {
 	if !automated(app) || cmp.failed || app.Operation != nil || app.Status.Sync.Status != v1alpha1.SyncStatusCodeOutOfSync ||
 		hasCondition(app, v1alpha1.ApplicationConditionInvalidSpecError) {
@@ -37,7 +41,12 @@ func decideAutoSync(app *v1alpha1.Application, cmp comparison, now time.Time) au
 	policy := app.Spec.SyncPolicy
 	revision := strings.Join(cmp.revisions, ",")
 	if len(cmp.desired) == 0 && !policy.Automated.AllowEmpty {
-		return autoSyncDecision{}
+		if !policy.Automated.Prune {
+			return autoSyncDecision{} // such a sync would change nothing
+		}
+		return autoSyncDecision{syncError: fmt.Sprintf(
+			"Skipping sync attempt to %s: the render returned no resources, and auto-sync refuses to prune all %d live ones (set syncPolicy.automated.allowEmpty to allow it)",
+			revision, requiringPruning(app.Status.Resources))}
 	}
 	op := &v1alpha1.SyncOperation{
 		Revision: cmp.revisions[0], Prune: policy.Automated.Prune, SyncOptions: policy.SyncOptions,
@@ -47,7 +56,7 @@ func decideAutoSync(app *v1alpha1.Application, cmp comparison, now time.Time) au
 	}
 	if last := app.Status.OperationState; last != nil && last.SyncResult != nil && lastRevision(last) == revision {
 		if last.Phase != v1alpha1.OperationSucceeded {
-			return autoSyncDecision{} // that revision failed already; wait for a new commit or a manual sync
+			return autoSyncDecision{syncError: fmt.Sprintf("Failed last sync attempt to %s: %s", revision, last.Message)}
 		}
 		if !policy.Automated.SelfHeal {
 			return autoSyncDecision{}
@@ -69,11 +78,15 @@ func decideAutoSync(app *v1alpha1.Application, cmp comparison, now time.Time) au
 	}}
 }
 
-// autoSync applies decideAutoSync to app: it requests the operation. It
-// returns how long a self-heal waits for its back-off.
+// autoSync applies decideAutoSync to app: it requests the operation and
+// sets or clears the SyncError condition. It returns how long a self-heal
+// waits for its back-off.
 func (r *Reconciler) autoSync(app *v1alpha1.Application, cmp comparison) time.Duration {
 	now := r.now()
 	decision := decideAutoSync(app, cmp, now)
+	conds := newConditions(app.Status.Conditions, metav1.NewTime(now))
+	conds.set(v1alpha1.ApplicationConditionSyncError, decision.syncError)
+	app.Status.Conditions = conds.list()
 	if decision.operation == nil {
 		return decision.healIn
 	}
@@ -114,4 +127,15 @@ func selfHealBackoff(attempts int64) time.Duration {
 		d *= 2
 	}
 	return min(d, maxSelfHealBackoff)
+}
+
+// requiringPruning counts the resources a sync with prune would delete.
+func requiringPruning(resources []v1alpha1.ResourceStatus) int {
+	n := 0
+	for _, rs := range resources {
+		if rs.RequiresPruning {
+			n++
+		}
+	}
+	return n
 }

@@ -82,6 +82,32 @@ func TestAutoSyncPrunesDeletedFilesAndSurvivesBrokenCommits(t *testing.T) {
 	}
 }
 
+// An auto-sync with prune refuses a render that came back empty, which
+// would delete everything; a SyncError condition says so, and goes once
+// git has objects again. The refusal used to be silent.
+func TestAutoSyncRefusingAnEmptyRenderSaysWhy(t *testing.T) {
+	c, key, dest, repo := autoSyncedApp(t, "emptied", &v1alpha1.SyncPolicyAutomated{Prune: true})
+	emptied := repo.Commit(map[string]string{"app/a.yaml": "", "app/b.yaml": "", "app/README.md": "moved to another repository\n"})
+	app := waitApp(t, c, key, "a SyncError", func(a *v1alpha1.Application) bool {
+		return hasCondition(a, v1alpha1.ApplicationConditionSyncError)
+	})
+	want := "Skipping sync attempt to " + emptied + ": the render returned no resources, and auto-sync refuses to prune all 2 live ones"
+	if msg := conditionMessage(app, v1alpha1.ApplicationConditionSyncError); !strings.Contains(msg, want) || !strings.Contains(msg, "allowEmpty") {
+		t.Errorf("SyncError %q, want it to say %q and how to allow it", msg, want)
+	}
+	if app.Status.Sync.Status != v1alpha1.SyncStatusCodeOutOfSync || !configMapExists(t, c, dest, "a") || !configMapExists(t, c, dest, "b") {
+		t.Errorf("the empty render was synced: %s, a and b exist: %v, %v", app.Status.Sync.Status, configMapExists(t, c, dest, "a"), configMapExists(t, c, dest, "b"))
+	}
+
+	back := repo.Commit(map[string]string{"app/a.yaml": strings.ReplaceAll(configMapYAML, "%s", "a")})
+	app = waitApp(t, c, key, "the next commit synced", func(a *v1alpha1.Application) bool {
+		return a.Status.Sync.Revision == back && a.Status.Sync.Status == v1alpha1.SyncStatusCodeSynced
+	})
+	if hasCondition(app, v1alpha1.ApplicationConditionSyncError) {
+		t.Errorf("the SyncError outlived its cause: %s", conditionMessage(app, v1alpha1.ApplicationConditionSyncError))
+	}
+}
+
 // autoSyncedApp starts a controller and an automated app of two ConfigMaps,
 // a and b, in a new repository, and waits until it is Synced and Healthy.
 func autoSyncedApp(t *testing.T, name string, auto *v1alpha1.SyncPolicyAutomated) (c client.Client, key client.ObjectKey, dest string, repo *testgit.Repo) {
@@ -242,8 +268,9 @@ func TestDecideAutoSync(t *testing.T) {
 		invalid   bool
 		cmp       comparison
 		// want is the operation requested (nil: none), with its retry and
-		// self-heal count.
+		// self-heal count; the SyncError message contains wantError.
 		want       *v1alpha1.Operation
+		wantError  string
 		wantHealIn time.Duration
 	}{
 		"a new revision syncs, retried five times by default as in Argo CD": {
@@ -274,8 +301,9 @@ func TestDecideAutoSync(t *testing.T) {
 		"an invalid spec blocks auto-sync": {
 			policy: &v1alpha1.SyncPolicy{Automated: &v1alpha1.SyncPolicyAutomated{}}, cmp: rendered, invalid: true,
 		},
-		"an empty render with prune is refused": {
+		"an empty render with prune is refused, and a SyncError says why": {
 			policy: &v1alpha1.SyncPolicy{Automated: &v1alpha1.SyncPolicyAutomated{Prune: true}}, cmp: emptyRender,
+			wantError: "Skipping sync attempt to new: the render returned no resources, and auto-sync refuses to prune all 2 live ones",
 		},
 		"an empty render with allowEmpty syncs": {
 			policy: &v1alpha1.SyncPolicy{Automated: &v1alpha1.SyncPolicyAutomated{Prune: true, AllowEmpty: true}}, cmp: emptyRender,
@@ -284,9 +312,10 @@ func TestDecideAutoSync(t *testing.T) {
 		"an empty render without prune is not synced; it would change nothing": {
 			policy: &v1alpha1.SyncPolicy{Automated: &v1alpha1.SyncPolicyAutomated{}}, cmp: emptyRender,
 		},
-		"a revision whose sync failed is left for a new commit or a manual sync": {
+		"a revision whose sync failed is left for a new commit or a manual sync, with a SyncError": {
 			policy: &v1alpha1.SyncPolicy{Automated: &v1alpha1.SyncPolicyAutomated{SelfHeal: true}}, cmp: rendered,
-			last: lastSync("new", v1alpha1.OperationFailed, "one or more objects failed to apply", time.Hour, 0),
+			last:      lastSync("new", v1alpha1.OperationFailed, "one or more objects failed to apply", time.Hour, 0),
+			wantError: "Failed last sync attempt to new: one or more objects failed to apply",
 		},
 		"drift without selfHeal waits for a new commit": {
 			policy: &v1alpha1.SyncPolicy{Automated: &v1alpha1.SyncPolicyAutomated{}}, cmp: rendered,
@@ -319,6 +348,9 @@ func TestDecideAutoSync(t *testing.T) {
 			}
 			if !equalJSON(got.operation, tc.want) {
 				t.Errorf("operation %s, want %s", toJSON(got.operation), toJSON(tc.want))
+			}
+			if tc.wantError == "" && got.syncError != "" || !strings.Contains(got.syncError, tc.wantError) {
+				t.Errorf("SyncError %q, want %q", got.syncError, tc.wantError)
 			}
 			if got.healIn != tc.wantHealIn {
 				t.Errorf("self-heal in %s, want %s", got.healIn, tc.wantHealIn)

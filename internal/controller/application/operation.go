@@ -351,6 +351,12 @@ func (r *Reconciler) finishOperation(ctx context.Context, app *v1alpha1.Applicat
 		state.SyncResult = result
 	}
 	app.Status.OperationState = state
+	if phase == v1alpha1.OperationSucceeded {
+		// Whatever held auto-sync back (a failed attempt) is over.
+		conds := newConditions(app.Status.Conditions, now)
+		conds.clear(v1alpha1.ApplicationConditionSyncError)
+		app.Status.Conditions = conds.list()
+	}
 	dryRun := app.Operation.Sync != nil && app.Operation.Sync.DryRun
 	if phase == v1alpha1.OperationSucceeded && result != nil && app.Operation.Sync != nil && !dryRun {
 		app.Status.History = appendHistory(app, result, state.StartedAt, now)

@@ -99,4 +99,7 @@ func TestAFailedSelfHealIsRetriedAfterItsBackOff(t *testing.T) {
 	if !configMapExists(t, c, dest, "b") {
 		t.Error("the deleted ConfigMap was not re-created")
 	}
+	if hasCondition(app, v1alpha1.ApplicationConditionSyncError) {
+		t.Errorf("a SyncError outlived the healing: %s", conditionMessage(app, v1alpha1.ApplicationConditionSyncError))
+	}
 }
