@@ -199,12 +199,8 @@ func TestDryRunChangesNothing(t *testing.T) {
 	}
 }
 
-// A PreSync Job (a migration) must finish before the wave-1 Deployment is
-// applied; kwok runs the Job's pod to completion.
-func TestPreSyncHookFinishesBeforeLaterWaves(t *testing.T) {
-	e := newEngine(t)
-	ns := cluster.Namespace(t)
-	desired := manifests(t, ns, `apiVersion: batch/v1
+// migrateJobYAML is a PreSync hook that kwok runs to completion.
+const migrateJobYAML = `apiVersion: batch/v1
 kind: Job
 metadata:
   name: migrate
@@ -214,7 +210,14 @@ spec:
   template:
     spec:
       restartPolicy: Never
-      containers: [{name: migrate, image: alpine:3.20, command: [sh, -c, "exit 0"]}]`,
+      containers: [{name: migrate, image: alpine:3.20, command: [sh, -c, "exit 0"]}]`
+
+// A PreSync Job (a migration) must finish before the wave-1 Deployment is
+// applied; kwok runs the Job's pod to completion.
+func TestPreSyncHookFinishesBeforeLaterWaves(t *testing.T) {
+	e := newEngine(t)
+	ns := cluster.Namespace(t)
+	desired := manifests(t, ns, migrateJobYAML,
 		strings.Replace(deploymentYAML, "metadata: {name: web}", "metadata: {name: web, annotations: {argocd.argoproj.io/sync-wave: '1'}}", 1))
 
 	res := runSync(t, e, ns, desired, nil, false, false)
