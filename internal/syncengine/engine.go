@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -58,6 +59,16 @@ type Request struct {
 	DryRun bool
 	// IsModified, when set, lets ApplyOutOfSyncOnly skip unchanged objects.
 	IsModified func(desired, live *unstructured.Unstructured) bool
+	// Resumed holds the results an earlier run of the same operation
+	// recorded before it was interrupted (a controller restart): a hook it
+	// completed is not run again, and one it started and that still exists
+	// is waited for rather than re-created.
+	Resumed []v1alpha1.ResourceResult
+	// Progress, when set, is given the results so far each time hooks have
+	// been created and each time they have completed, in plan order, for
+	// the caller to record what Resumed needs. A sync without hooks never
+	// calls it.
+	Progress func([]v1alpha1.ResourceResult)
 }
 
 // Result is the outcome of a sync.
@@ -106,10 +117,18 @@ type run struct {
 	// applied and pruned feed Result.Applied and Result.Pruned (guarded by mu).
 	applied map[clustercache.ResourceKey]*unstructured.Unstructured
 	pruned  bool
+	// resumed are the hook results of Request.Resumed, by task.
+	resumed map[resultKey]v1alpha1.ResourceResult
 }
 
 func (r *run) execute(ctx context.Context) Result {
 	tasks := r.prepare()
+	r.resumed = map[resultKey]v1alpha1.ResourceResult{}
+	for _, res := range r.req.Resumed {
+		if res.HookType != "" {
+			r.resumed[keyOf(res)] = res
+		}
+	}
 	if failed := r.validate(ctx, tasks); failed > 0 {
 		return Result{Phase: v1alpha1.OperationFailed, Resources: r.results,
 			Message: fmt.Sprintf("%d of %d objects failed validation (server-side dry run); nothing was applied", failed, countApplies(tasks))}
@@ -143,6 +162,10 @@ func (r *run) execute(ctx context.Context) Result {
 				return r.fail(ctx, groups, hooksDone, failedTask(rest[j], err))
 			}
 		}
+		hooks := slices.ContainsFunc(group, func(t Task) bool { return t.Hook })
+		if hooks {
+			r.progress() // created: a restart waits for them instead of re-creating them
+		}
 		var applied []Task
 		for _, t := range group {
 			if !t.Prune && !t.PruneSkipped {
@@ -153,6 +176,16 @@ func (r *run) execute(ctx context.Context) Result {
 		for _, t := range applied {
 			if !t.Hook && last {
 				continue // nothing waits on the last wave
+			}
+			if t.Hook {
+				if res := r.hookResult(t); res.HookPhase != v1alpha1.OperationRunning {
+					// Completed by the run this one resumes.
+					hooksDone = append(hooksDone, t)
+					if res.HookPhase == v1alpha1.OperationFailed {
+						return r.fail(ctx, groups, hooksDone, fmt.Sprintf("%s: %s", describe(t), res.Message))
+					}
+					continue
+				}
 			}
 			if err := r.waitFor(ctx, t); err != nil {
 				if t.Hook {
@@ -165,6 +198,9 @@ func (r *run) execute(ctx context.Context) Result {
 				r.setHookPhase(t, v1alpha1.OperationSucceeded, "")
 				hooksDone = append(hooksDone, t)
 			}
+		}
+		if hooks {
+			r.progress() // completed: a restart does not run them again
 		}
 	}
 	r.cleanHooks(ctx, hooksDone)
@@ -238,6 +274,9 @@ func (r *run) validate(ctx context.Context, tasks []Task) int {
 			// The previous run's hook is replaced, not patched: a dry-run
 			// apply over it would report immutable fields (a Job's template).
 			continue
+		}
+		if _, ok := r.resumedHook(t); ok {
+			continue // neither created nor patched again
 		}
 		toValidate = append(toValidate, t)
 	}
@@ -370,6 +409,10 @@ func (r *run) do(ctx context.Context, t Task) error {
 		r.mu.Unlock()
 		return nil
 	case t.Hook:
+		if res, ok := r.resumedHook(t); ok {
+			r.record(t, res.Status, res.Message, res.HookPhase)
+			return nil
+		}
 		if hasPolicy(t, "BeforeHookCreation") {
 			if err := r.deleteAndWait(ctx, t.Desired); err != nil {
 				r.record(t, v1alpha1.ResultCodeSyncFailed, apiMessage(err), v1alpha1.OperationFailed)
@@ -453,10 +496,10 @@ func (r *run) apply(ctx context.Context, t Task, dryRun bool) error {
 	if t.Options.Replace && !t.Hook {
 		err = r.replace(ctx, obj, dryRun)
 	} else {
-		opts := []client.ApplyOption{client.FieldOwner(FieldManager)}
-		if t.Options.Force || t.Hook {
-			opts = append(opts, client.ForceOwnership)
-		}
+		// Git wins for the fields it sets, whoever changed them since
+		// (kubectl scale, edit, patch): Argo CD's server-side apply forces
+		// conflicts too. Fields git does not set stay with their managers.
+		opts := []client.ApplyOption{client.FieldOwner(FieldManager), client.ForceOwnership}
 		if dryRun {
 			opts = append(opts, client.DryRunAll)
 		}
@@ -689,26 +732,73 @@ func (r *run) sortResults(results []v1alpha1.ResourceResult) {
 }
 
 func (r *run) setHookPhase(t Task, phase v1alpha1.OperationPhase, message string) {
-	for i, res := range r.results {
-		if res.Kind == t.Key.Kind && res.Group == t.Key.Group && res.Namespace == t.Key.Namespace && res.Name == t.Key.Name && res.HookType == string(t.Phase) {
-			r.results[i].HookPhase = phase
-			if message != "" {
-				r.results[i].Message = message
-			}
-			if phase == v1alpha1.OperationFailed {
-				r.results[i].Status = v1alpha1.ResultCodeSyncFailed
-			}
-		}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	res := r.resultOf(t)
+	if res == nil {
+		return
+	}
+	res.HookPhase = phase
+	if message != "" {
+		res.Message = message
+	}
+	if phase == v1alpha1.OperationFailed {
+		res.Status = v1alpha1.ResultCodeSyncFailed
 	}
 }
 
+// hookResult returns a copy of hook t's result so far.
+func (r *run) hookResult(t Task) v1alpha1.ResourceResult {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if res := r.resultOf(t); res != nil {
+		return *res
+	}
+	return v1alpha1.ResourceResult{}
+}
+
 func (r *run) hookPhase(t Task) v1alpha1.OperationPhase {
-	for _, res := range r.results {
-		if res.Kind == t.Key.Kind && res.Group == t.Key.Group && res.Namespace == t.Key.Namespace && res.Name == t.Key.Name && res.HookType == string(t.Phase) {
-			return res.HookPhase
+	return r.hookResult(t).HookPhase
+}
+
+// resultOf returns t's result in r.results, nil if none; r.mu must be held.
+func (r *run) resultOf(t Task) *v1alpha1.ResourceResult {
+	key := taskKey(t)
+	for i := range r.results {
+		if keyOf(r.results[i]) == key {
+			return &r.results[i]
 		}
 	}
-	return ""
+	return nil
+}
+
+// resumedHook returns the result the resumed run recorded for hook t when
+// this run takes it over: t completed then, or it started and its object
+// is still there. A hook whose object went away is run again.
+func (r *run) resumedHook(t Task) (v1alpha1.ResourceResult, bool) {
+	if !t.Hook {
+		return v1alpha1.ResourceResult{}, false
+	}
+	res, ok := r.resumed[taskKey(t)]
+	switch {
+	case !ok:
+		return res, false
+	case res.HookPhase == v1alpha1.OperationSucceeded, res.HookPhase == v1alpha1.OperationFailed:
+		return res, true
+	}
+	return res, res.HookPhase == v1alpha1.OperationRunning && t.Live != nil
+}
+
+// progress gives the results so far to Request.Progress.
+func (r *run) progress() {
+	if r.req.Progress == nil || r.req.DryRun {
+		return
+	}
+	r.mu.Lock()
+	results := slices.Clone(r.results)
+	r.mu.Unlock()
+	r.sortResults(results)
+	r.req.Progress(results)
 }
 
 func describe(t Task) string {

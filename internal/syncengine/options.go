@@ -17,7 +17,6 @@ type Options struct {
 	PruneDisabled      bool   // Prune=false
 	DeleteDisabled     bool   // Delete=false
 	PropagationPolicy  string // foreground (default), background, orphan
-	Force              bool   // Force=true: force server-side apply conflicts
 	// SkipDryRunOnMissingResource skips validation of objects whose kind the
 	// API server does not know yet.
 	SkipDryRunOnMissingResource bool
@@ -59,8 +58,6 @@ func (o Options) Merge(s string) (Options, error) {
 			o.PruneDisabled = strings.EqualFold(value, "false")
 		case "Delete":
 			o.DeleteDisabled = strings.EqualFold(value, "false")
-		case "Force":
-			o.Force = on
 		case "ServerSideApply":
 			// Skiff always applies server-side; accepted for compatibility.
 		case "PrunePropagationPolicy":
@@ -72,7 +69,10 @@ func (o Options) Merge(s string) (Options, error) {
 			}
 		case "SkipDryRunOnMissingResource":
 			o.SkipDryRunOnMissingResource = on
-		case "RespectIgnoreDifferences", "FailOnSharedResource", "ClientSideApplyMigration":
+		case "RespectIgnoreDifferences", "FailOnSharedResource", "ClientSideApplyMigration",
+			// Argo CD's Force=true deletes and re-creates what cannot be
+			// patched; conflicts over the fields git sets are forced always.
+			"Force":
 			o.Unsupported = append(o.Unsupported, item)
 		default:
 			return o, fmt.Errorf("unknown sync option %q", item)

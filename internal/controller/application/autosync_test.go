@@ -1,7 +1,9 @@
 package application
 
 import (
+	"cmp"
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -9,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -76,6 +79,32 @@ func TestAutoSyncPrunesDeletedFilesAndSurvivesBrokenCommits(t *testing.T) {
 	time.Sleep(4 * time.Second)
 	if !configMapExists(t, c, dest, "a") {
 		t.Error("a broken commit pruned the last good state")
+	}
+}
+
+// An auto-sync with prune refuses a render that came back empty, which
+// would delete everything; a SyncError condition says so, and goes once
+// git has objects again. The refusal used to be silent.
+func TestAutoSyncRefusingAnEmptyRenderSaysWhy(t *testing.T) {
+	c, key, dest, repo := autoSyncedApp(t, "emptied", &v1alpha1.SyncPolicyAutomated{Prune: true})
+	emptied := repo.Commit(map[string]string{"app/a.yaml": "", "app/b.yaml": "", "app/README.md": "moved to another repository\n"})
+	app := waitApp(t, c, key, "a SyncError", func(a *v1alpha1.Application) bool {
+		return hasCondition(a, v1alpha1.ApplicationConditionSyncError)
+	})
+	want := "Skipping sync attempt to " + emptied + ": the render returned no resources, and auto-sync refuses to prune all 2 live ones"
+	if msg := conditionMessage(app, v1alpha1.ApplicationConditionSyncError); !strings.Contains(msg, want) || !strings.Contains(msg, "allowEmpty") {
+		t.Errorf("SyncError %q, want it to say %q and how to allow it", msg, want)
+	}
+	if app.Status.Sync.Status != v1alpha1.SyncStatusCodeOutOfSync || !configMapExists(t, c, dest, "a") || !configMapExists(t, c, dest, "b") {
+		t.Errorf("the empty render was synced: %s, a and b exist: %v, %v", app.Status.Sync.Status, configMapExists(t, c, dest, "a"), configMapExists(t, c, dest, "b"))
+	}
+
+	back := repo.Commit(map[string]string{"app/a.yaml": strings.ReplaceAll(configMapYAML, "%s", "a")})
+	app = waitApp(t, c, key, "the next commit synced", func(a *v1alpha1.Application) bool {
+		return a.Status.Sync.Revision == back && a.Status.Sync.Status == v1alpha1.SyncStatusCodeSynced
+	})
+	if hasCondition(app, v1alpha1.ApplicationConditionSyncError) {
+		t.Errorf("the SyncError outlived its cause: %s", conditionMessage(app, v1alpha1.ApplicationConditionSyncError))
 	}
 }
 
@@ -214,4 +243,123 @@ func mustScheme(t *testing.T) *runtime.Scheme {
 		t.Fatal(err)
 	}
 	return s
+}
+
+func TestDecideAutoSync(t *testing.T) {
+	now := time.Date(2026, 5, 4, 10, 0, 0, 0, time.UTC)
+	finished := func(ago time.Duration) *metav1.Time { return &metav1.Time{Time: now.Add(-ago)} }
+	// lastSync is an operation that ended ago at revision rev in phase.
+	lastSync := func(rev string, phase v1alpha1.OperationPhase, message string, ago time.Duration, healAttempts int64) *v1alpha1.OperationState {
+		return &v1alpha1.OperationState{
+			Operation:  v1alpha1.Operation{Sync: &v1alpha1.SyncOperation{Revision: rev, AutoHealAttemptsCount: healAttempts}},
+			Phase:      phase,
+			Message:    message,
+			SyncResult: &v1alpha1.SyncOperationResult{Revision: rev},
+			FinishedAt: finished(ago),
+		}
+	}
+	rendered := comparison{desired: decodeObjects(t, []string{"{apiVersion: v1, kind: ConfigMap, metadata: {name: a}}"}), revisions: []string{"new"}}
+	emptyRender := comparison{desired: []*unstructured.Unstructured{}, revisions: []string{"new"}}
+	tests := map[string]struct {
+		policy    *v1alpha1.SyncPolicy
+		sync      v1alpha1.SyncStatusCode
+		last      *v1alpha1.OperationState
+		operation *v1alpha1.Operation
+		invalid   bool
+		cmp       comparison
+		// want is the operation requested (nil: none), with its retry and
+		// self-heal count; the SyncError message contains wantError.
+		want       *v1alpha1.Operation
+		wantError  string
+		wantHealIn time.Duration
+	}{
+		"a new revision syncs, retried five times by default as in Argo CD": {
+			policy: &v1alpha1.SyncPolicy{Automated: &v1alpha1.SyncPolicyAutomated{Prune: true}}, cmp: rendered,
+			last: lastSync("old", v1alpha1.OperationSucceeded, "", time.Hour, 0),
+			want: &v1alpha1.Operation{Sync: &v1alpha1.SyncOperation{Revision: "new", Prune: true}, Retry: v1alpha1.RetryStrategy{Limit: 5}},
+		},
+		"syncPolicy.retry replaces the default retry": {
+			policy: &v1alpha1.SyncPolicy{Automated: &v1alpha1.SyncPolicyAutomated{}, Retry: &v1alpha1.RetryStrategy{Limit: -1}}, cmp: rendered,
+			want: &v1alpha1.Operation{Sync: &v1alpha1.SyncOperation{Revision: "new"}, Retry: v1alpha1.RetryStrategy{Limit: -1}},
+		},
+		"an app without automated sync does not sync by itself": {
+			policy: &v1alpha1.SyncPolicy{}, cmp: rendered,
+		},
+		"automated sync turned off by enabled: false does not sync": {
+			policy: &v1alpha1.SyncPolicy{Automated: &v1alpha1.SyncPolicyAutomated{Enabled: new(bool)}}, cmp: rendered,
+		},
+		"a synced app does not sync": {
+			policy: &v1alpha1.SyncPolicy{Automated: &v1alpha1.SyncPolicyAutomated{}}, sync: v1alpha1.SyncStatusCodeSynced, cmp: rendered,
+		},
+		"a failed comparison decides nothing": {
+			policy: &v1alpha1.SyncPolicy{Automated: &v1alpha1.SyncPolicyAutomated{}}, cmp: comparison{failed: true},
+		},
+		"an operation in flight decides nothing": {
+			policy: &v1alpha1.SyncPolicy{Automated: &v1alpha1.SyncPolicyAutomated{}}, cmp: rendered,
+			operation: &v1alpha1.Operation{Sync: &v1alpha1.SyncOperation{}},
+		},
+		"an invalid spec blocks auto-sync": {
+			policy: &v1alpha1.SyncPolicy{Automated: &v1alpha1.SyncPolicyAutomated{}}, cmp: rendered, invalid: true,
+		},
+		"an empty render with prune is refused, and a SyncError says why": {
+			policy: &v1alpha1.SyncPolicy{Automated: &v1alpha1.SyncPolicyAutomated{Prune: true}}, cmp: emptyRender,
+			wantError: "Skipping sync attempt to new: the render returned no resources, and auto-sync refuses to prune all 2 live ones",
+		},
+		"an empty render with allowEmpty syncs": {
+			policy: &v1alpha1.SyncPolicy{Automated: &v1alpha1.SyncPolicyAutomated{Prune: true, AllowEmpty: true}}, cmp: emptyRender,
+			want: &v1alpha1.Operation{Sync: &v1alpha1.SyncOperation{Revision: "new", Prune: true}, Retry: v1alpha1.RetryStrategy{Limit: 5}},
+		},
+		"an empty render without prune is not synced; it would change nothing": {
+			policy: &v1alpha1.SyncPolicy{Automated: &v1alpha1.SyncPolicyAutomated{}}, cmp: emptyRender,
+		},
+		"a revision whose sync failed is left for a new commit or a manual sync, with a SyncError": {
+			policy: &v1alpha1.SyncPolicy{Automated: &v1alpha1.SyncPolicyAutomated{SelfHeal: true}}, cmp: rendered,
+			last:      lastSync("new", v1alpha1.OperationFailed, "one or more objects failed to apply", time.Hour, 0),
+			wantError: "Failed last sync attempt to new: one or more objects failed to apply",
+		},
+		"drift without selfHeal waits for a new commit": {
+			policy: &v1alpha1.SyncPolicy{Automated: &v1alpha1.SyncPolicyAutomated{}}, cmp: rendered,
+			last: lastSync("new", v1alpha1.OperationSucceeded, "", time.Hour, 0),
+		},
+		"drift with selfHeal waits for the back-off of its attempts": {
+			policy: &v1alpha1.SyncPolicy{Automated: &v1alpha1.SyncPolicyAutomated{SelfHeal: true}}, cmp: rendered,
+			last:       lastSync("new", v1alpha1.OperationSucceeded, "", 12*time.Second, 2),
+			wantHealIn: 8 * time.Second, // 5 s doubled twice
+		},
+		"drift with selfHeal heals once its back-off is over, counting the attempt": {
+			policy: &v1alpha1.SyncPolicy{Automated: &v1alpha1.SyncPolicyAutomated{SelfHeal: true}}, cmp: rendered,
+			last: lastSync("new", v1alpha1.OperationSucceeded, "", 21*time.Second, 2),
+			want: &v1alpha1.Operation{Sync: &v1alpha1.SyncOperation{Revision: "new", AutoHealAttemptsCount: 3}, Retry: v1alpha1.RetryStrategy{Limit: 5}},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			app := &v1alpha1.Application{Operation: tc.operation}
+			app.Spec.SyncPolicy = tc.policy
+			app.Status.Sync.Status = cmp.Or(tc.sync, v1alpha1.SyncStatusCodeOutOfSync)
+			app.Status.OperationState = tc.last
+			app.Status.Resources = []v1alpha1.ResourceStatus{{Name: "a", RequiresPruning: true}, {Name: "b", RequiresPruning: true}}
+			if tc.invalid {
+				app.Status.Conditions = []v1alpha1.ApplicationCondition{{Type: v1alpha1.ApplicationConditionInvalidSpecError, Message: "bad"}}
+			}
+			got := decideAutoSync(app, tc.cmp, now)
+			if tc.want != nil {
+				tc.want.InitiatedBy = v1alpha1.OperationInitiator{Automated: true}
+			}
+			if !equalJSON(got.operation, tc.want) {
+				t.Errorf("operation %s, want %s", toJSON(got.operation), toJSON(tc.want))
+			}
+			if tc.wantError == "" && got.syncError != "" || !strings.Contains(got.syncError, tc.wantError) {
+				t.Errorf("SyncError %q, want %q", got.syncError, tc.wantError)
+			}
+			if got.healIn != tc.wantHealIn {
+				t.Errorf("self-heal in %s, want %s", got.healIn, tc.wantHealIn)
+			}
+		})
+	}
+}
+
+func toJSON(v any) string {
+	data, _ := json.Marshal(v)
+	return string(data)
 }

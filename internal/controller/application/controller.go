@@ -368,12 +368,12 @@ func (r *Reconciler) reconcileCompare(ctx context.Context, req ctrl.Request) (ct
 	prevHealth := app.Status.Health.Status
 
 	cmp := r.compare(ctx, app, refresh == refreshHard, maxAge, nil)
-	r.autoSync(app, cmp)
+	healIn := r.autoSync(app, cmp)
 	delete(app.Annotations, AnnotationRefresh)
 	if !statusWriteNeeded(orig, app, maxAge > 0, r.now(), r.RefreshPeriod) {
 		r.rememberComparison(app, cmp)
 		observeReconcile(app, r.now().Sub(start))
-		return ctrl.Result{RequeueAfter: r.polls.wait(app.Name, r.now(), r.RefreshPeriod)}, nil
+		return ctrl.Result{RequeueAfter: r.nextComparison(app.Name, healIn)}, nil
 	}
 	patch := client.MergeFrom(orig)
 	if orig.Operation == nil && app.Operation != nil {
@@ -397,7 +397,17 @@ func (r *Reconciler) reconcileCompare(ctx context.Context, req ctrl.Request) (ct
 	r.recordHealthChange(app, prevHealth)
 	r.rememberComparison(app, cmp)
 	observeReconcile(app, r.now().Sub(start))
-	return ctrl.Result{RequeueAfter: r.polls.wait(app.Name, r.now(), r.RefreshPeriod)}, nil
+	return ctrl.Result{RequeueAfter: r.nextComparison(app.Name, healIn)}, nil
+}
+
+// nextComparison is how long until app is compared again: at its next
+// poll, or when a self-heal's back-off ends if that is sooner.
+func (r *Reconciler) nextComparison(app string, healIn time.Duration) time.Duration {
+	wait := r.polls.wait(app, r.now(), r.RefreshPeriod)
+	if healIn > 0 && healIn < wait {
+		return healIn
+	}
+	return wait
 }
 
 // recordCompared ends a comparison that found nothing new (unchanged): only
@@ -504,79 +514,6 @@ func (r *Reconciler) recordHealthChange(app *v1alpha1.Application, prev v1alpha1
 		r.Recorder.Eventf(app, nil, "Normal", eventReasonHealthChanged, "Compare",
 			"Updated health status: %s -> %s", prev, app.Status.Health.Status)
 	}
-}
-
-// autoSync requests a sync when automated sync applies: once per new
-// revision (a failed revision is not retried in a loop), and for drift only
-// with selfHeal, after a growing back-off.
-func (r *Reconciler) autoSync(app *v1alpha1.Application, cmp comparison) {
-	if !automated(app) {
-		return
-	}
-	auto := app.Spec.SyncPolicy
-	if cmp.failed || app.Operation != nil || app.Status.Sync.Status != v1alpha1.SyncStatusCodeOutOfSync ||
-		hasCondition(app, v1alpha1.ApplicationConditionInvalidSpecError) {
-		return
-	}
-	if len(cmp.desired) == 0 && !auto.Automated.AllowEmpty {
-		return
-	}
-	revision := strings.Join(cmp.revisions, ",")
-	op := &v1alpha1.SyncOperation{
-		Revision: cmp.revisions[0], Prune: auto.Automated.Prune, SyncOptions: auto.SyncOptions,
-	}
-	if len(app.Spec.Sources) > 0 {
-		op.Revision, op.Revisions = "", cmp.revisions
-	}
-	if last := app.Status.OperationState; last != nil && last.SyncResult != nil && lastRevision(last) == revision {
-		if last.Phase != v1alpha1.OperationSucceeded {
-			return // that revision failed already; wait for a new commit or a manual sync
-		}
-		if !auto.Automated.SelfHeal {
-			return
-		}
-		attempts := autoHealAttempts(last.Operation.Sync)
-		if last.FinishedAt != nil && r.now().Before(last.FinishedAt.Add(selfHealBackoff(attempts))) {
-			return
-		}
-		op.AutoHealAttemptsCount = attempts + 1
-	}
-	app.Operation = &v1alpha1.Operation{Sync: op, InitiatedBy: v1alpha1.OperationInitiator{Automated: true}}
-	// The operation starts in the write that requests it: the operation
-	// worker finds it Running with the same operation and runs it without
-	// a write of its own (as it resumes one after a restart).
-	app.Status.OperationState = &v1alpha1.OperationState{
-		Operation: *app.Operation, Phase: v1alpha1.OperationRunning,
-		Message: "Syncing", StartedAt: metav1.NewTime(r.now()),
-	}
-}
-
-// automated reports whether app syncs by itself.
-func automated(app *v1alpha1.Application) bool {
-	auto := app.Spec.SyncPolicy
-	return auto != nil && auto.Automated != nil && (auto.Automated.Enabled == nil || *auto.Automated.Enabled)
-}
-
-func autoHealAttempts(op *v1alpha1.SyncOperation) int64 {
-	if op == nil {
-		return 0
-	}
-	return op.AutoHealAttemptsCount
-}
-
-func lastRevision(s *v1alpha1.OperationState) string {
-	if len(s.SyncResult.Revisions) > 0 {
-		return strings.Join(s.SyncResult.Revisions, ",")
-	}
-	return s.SyncResult.Revision
-}
-
-func selfHealBackoff(attempts int64) time.Duration {
-	d := defaultSelfHealBackoff
-	for i := int64(0); i < attempts && d < maxSelfHealBackoff; i++ {
-		d *= 2
-	}
-	return min(d, maxSelfHealBackoff)
 }
 
 // validate checks the destination and the project and returns the project;

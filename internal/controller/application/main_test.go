@@ -46,6 +46,15 @@ func startController(t *testing.T, ns string) client.Client {
 // and returns a client and the controller.
 func startReconciler(t *testing.T, ns string, period time.Duration, configure ...func(*Reconciler)) (client.Client, *Reconciler) {
 	t.Helper()
+	c, r, _ := startStoppableReconciler(t, ns, period, configure...)
+	return c, r
+}
+
+// startStoppableReconciler is startReconciler with a stop function that
+// ends the controller (its manager and cluster cache) and waits for it: a
+// restart is a stop and a new start.
+func startStoppableReconciler(t *testing.T, ns string, period time.Duration, configure ...func(*Reconciler)) (client.Client, *Reconciler, func()) {
+	t.Helper()
 	scheme, err := newScheme()
 	if err != nil {
 		t.Fatal(err)
@@ -74,7 +83,8 @@ func startReconciler(t *testing.T, ns string, period time.Duration, configure ..
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	t.Cleanup(func() { cancel(); <-done })
+	stop := func() { cancel(); <-done }
+	t.Cleanup(stop)
 	go func() {
 		_ = live.Start(ctx)
 	}()
@@ -108,7 +118,7 @@ func startReconciler(t *testing.T, ns string, period time.Duration, configure ..
 			t.Errorf("manager: %v", err)
 		}
 	}()
-	return direct, r
+	return direct, r, stop
 }
 
 func newScheme() (*runtime.Scheme, error) {

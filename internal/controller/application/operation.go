@@ -24,7 +24,9 @@ import (
 // reconcileOperation runs the operation requested in app.operation. The work
 // queue never hands one key to two workers, so an operation never runs
 // twice in parallel; after a restart an operation still Running is run again
-// (server-side apply makes that safe) and finishes once.
+// (server-side apply makes that safe) and finishes once, resuming from the
+// hook results its interrupted run recorded: a hook that completed is not
+// run again. A failed attempt waits for its retry's back-off.
 func (r *Reconciler) reconcileOperation(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	if err := r.Cache.WaitForSync(ctx); err != nil {
 		return ctrl.Result{}, err
@@ -54,7 +56,9 @@ func (r *Reconciler) reconcileOperation(ctx context.Context, req ctrl.Request) (
 	if state != nil && state.Phase == v1alpha1.OperationTerminating {
 		return ctrl.Result{}, r.finishOperation(ctx, app, v1alpha1.OperationFailed, "Operation terminated", nil, nil)
 	}
-	if state == nil || !isRunning(state.Phase) || !equalJSON(state.Operation, *app.Operation) {
+	var resumed *v1alpha1.SyncOperationResult
+	switch {
+	case state == nil || !isRunning(state.Phase) || !equalJSON(state.Operation, *app.Operation):
 		orig := app.DeepCopy()
 		app.Status.OperationState = &v1alpha1.OperationState{
 			Operation: *app.Operation, Phase: v1alpha1.OperationRunning,
@@ -70,13 +74,20 @@ func (r *Reconciler) reconcileOperation(ctx context.Context, req ctrl.Request) (
 		if r.Recorder != nil {
 			r.Recorder.Eventf(app, nil, "Normal", eventReasonOperationStarted, "Sync", "Initiated sync to %s", targetRevision(app))
 		}
+	case state.FinishedAt != nil:
+		// A failed attempt: the retry runs afresh once its back-off is over.
+		if wait := retryDue(app).Sub(r.now()); wait > 0 {
+			return ctrl.Result{RequeueAfter: wait}, nil
+		}
+	default:
+		resumed = state.SyncResult // what an interrupted run recorded, if anything
 	}
 
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go r.watchTermination(runCtx, cancel, client.ObjectKeyFromObject(app))
 
-	result, syncResult, err := r.sync(runCtx, app)
+	result, syncResult, err := r.sync(runCtx, app, resumed)
 	if ctx.Err() != nil {
 		return ctrl.Result{}, ctx.Err() // shutting down: the next start resumes it
 	}
@@ -118,8 +129,10 @@ func (r *Reconciler) watchTermination(ctx context.Context, cancel context.Cancel
 	}
 }
 
-// sync renders the operation's revision and runs the sync engine.
-func (r *Reconciler) sync(ctx context.Context, app *v1alpha1.Application) (syncengine.Result, *v1alpha1.SyncOperationResult, error) {
+// sync renders the operation's revision and runs the sync engine. resumed
+// holds what an interrupted run of the operation recorded (nil for a new
+// run): the sync renders the revisions it rendered and takes its hooks over.
+func (r *Reconciler) sync(ctx context.Context, app *v1alpha1.Application, resumed *v1alpha1.SyncOperationResult) (syncengine.Result, *v1alpha1.SyncOperationResult, error) {
 	op := app.Operation.Sync
 	if op == nil {
 		return syncengine.Result{}, nil, fmt.Errorf("only sync operations are supported")
@@ -132,6 +145,9 @@ func (r *Reconciler) sync(ctx context.Context, app *v1alpha1.Application) (synce
 		return syncengine.Result{}, nil, fmt.Errorf("%s", reason)
 	}
 	srcs, pins := operationSources(app, op)
+	if resumed != nil {
+		pins = resumedPins(resumed, pins)
+	}
 	resp, err := r.Repo.Manifests(ctx, reposerver.Request{
 		AppName: app.Name, Sources: srcs, Revisions: pins, Namespace: app.Spec.Destination.Namespace,
 		KubeVersion: r.kubeVersion, APIVersions: r.apiVersions,
@@ -154,14 +170,6 @@ func (r *Reconciler) sync(ctx context.Context, app *v1alpha1.Application) (synce
 	if err != nil {
 		return syncengine.Result{}, syncResult, err
 	}
-	if op.SyncStrategy != nil && (op.SyncStrategy.Apply != nil && op.SyncStrategy.Apply.Force || op.SyncStrategy.Hook != nil && op.SyncStrategy.Hook.Force) {
-		opts.Force = true
-	}
-	if app.Operation.InitiatedBy.Automated && op.AutoHealAttemptsCount > 0 {
-		// Self-heal exists to take drifted fields back from whoever changed
-		// them: that is the explicit request to force conflicts.
-		opts.Force = true
-	}
 	opts.ApplyOutOfSyncOnly = applyOutOfSyncOnly(app, opts)
 	var selected []clustercache.ResourceKey
 	for _, res := range op.Resources {
@@ -175,12 +183,22 @@ func (r *Reconciler) sync(ctx context.Context, app *v1alpha1.Application) (synce
 	if err != nil {
 		return syncengine.Result{}, syncResult, err
 	}
+	var recorded []v1alpha1.ResourceResult
+	if resumed != nil {
+		recorded = resumed.Resources
+	}
 	result := r.Engine.Run(ctx, syncengine.Request{
 		App: app.Name, Namespace: app.Spec.Destination.Namespace, Plan: plan, Options: opts, DryRun: op.DryRun,
 		NamespaceExists: r.namespaceExists(app.Spec.Destination.Namespace),
 		IsModified: func(desired, live *unstructured.Unstructured) bool {
 			modified, err := r.diffs.Modified(app.Name, clustercache.KeyOf(desired).String(), desired, live, diff.Options{IgnoreDifferences: app.Spec.IgnoreDifferences})
 			return err != nil || modified
+		},
+		Resumed: recorded,
+		Progress: func(results []v1alpha1.ResourceResult) {
+			progress := *syncResult
+			progress.Resources = results
+			r.recordProgress(ctx, app, &progress)
 		},
 	})
 	syncResult.Resources = result.Resources
@@ -251,28 +269,88 @@ func targetRevision(app *v1alpha1.Application) string {
 	return "HEAD"
 }
 
-// retryOrFail retries per syncPolicy.retry or records the failure.
-func (r *Reconciler) retryOrFail(ctx context.Context, app *v1alpha1.Application, phase v1alpha1.OperationPhase, message string, result *v1alpha1.SyncOperationResult) (ctrl.Result, error) {
+// resumedPins pins each source to the revision the interrupted run of an
+// operation rendered, as Argo CD does: the hook results it recorded belong
+// to that render, whatever was committed since.
+func resumedPins(recorded *v1alpha1.SyncOperationResult, pins []string) []string {
+	switch {
+	case len(recorded.Revisions) > 0 && len(recorded.Revisions) == len(pins):
+		return recorded.Revisions
+	case len(pins) == 1 && recorded.Revision != "":
+		return []string{recorded.Revision}
+	}
+	return pins
+}
+
+// recordProgress writes an operation's results so far: a run that resumes
+// the operation after a restart takes its hooks over from them
+// (syncengine.Request.Resumed). A failed write costs only that; the
+// operation goes on and its outcome is written when it ends.
+func (r *Reconciler) recordProgress(ctx context.Context, app *v1alpha1.Application, result *v1alpha1.SyncOperationResult) {
+	orig := app.DeepCopy()
+	state := app.Status.OperationState
+	state.SyncResult, state.FinishedAt = result, nil
+	state.Message = progressMessage(result.Resources)
+	if err := r.Client.Patch(ctx, app, client.MergeFrom(orig)); err != nil {
+		*app = *orig
+		return
+	}
+	r.wrote(app)
+}
+
+// progressMessage is a running operation's message, in Argo CD's words.
+func progressMessage(results []v1alpha1.ResourceResult) string {
+	var running []string
+	for _, res := range results {
+		if res.HookType != "" && res.HookPhase == v1alpha1.OperationRunning {
+			running = append(running, res.Group+"/"+res.Kind+"/"+res.Name)
+		}
+	}
+	switch len(running) {
+	case 0:
+		return "Syncing"
+	case 1:
+		return "waiting for completion of hook " + running[0]
+	}
+	return fmt.Sprintf("waiting for completion of hook %s and %d more hooks", running[0], len(running)-1)
+}
+
+// retryStrategy is how app's operation is retried when it fails: the
+// operation's own strategy, else syncPolicy.retry.
+func retryStrategy(app *v1alpha1.Application) v1alpha1.RetryStrategy {
 	retry := app.Operation.Retry
 	if app.Spec.SyncPolicy != nil && app.Spec.SyncPolicy.Retry != nil && retry.Limit == 0 {
 		retry = *app.Spec.SyncPolicy.Retry
 	}
+	return retry
+}
+
+// retryDue is when the retry of app's failed attempt may run: its back-off
+// after the attempt ended (retryOrFail recorded both).
+func retryDue(app *v1alpha1.Application) time.Time {
 	state := app.Status.OperationState
-	count := int64(0)
-	if state != nil {
-		count = state.RetryCount
-	}
+	return state.FinishedAt.Add(backoff(retryStrategy(app).Backoff, max(state.RetryCount-1, 0)))
+}
+
+// retryOrFail retries per the retry strategy or records the failure. A
+// retry is recorded with the attempt's end (finishedAt) while the phase
+// stays Running: retryDue counts its back-off from there, whatever wakes
+// the operation worker before (a write of the app, a restart).
+func (r *Reconciler) retryOrFail(ctx context.Context, app *v1alpha1.Application, phase v1alpha1.OperationPhase, message string, result *v1alpha1.SyncOperationResult) (ctrl.Result, error) {
+	retry := retryStrategy(app)
+	state := app.Status.OperationState // recorded when the operation started
+	count := state.RetryCount
 	if retry.Limit < 0 || count < retry.Limit {
 		orig := app.DeepCopy()
-		wait := backoff(retry.Backoff, count)
-		app.Status.OperationState.RetryCount = count + 1
-		app.Status.OperationState.Message = fmt.Sprintf("%s. Retrying attempt #%d at %s.", message, count+1, r.now().Add(wait).Format(time.Kitchen))
-		app.Status.OperationState.SyncResult = result
+		now := r.now()
+		state.RetryCount, state.FinishedAt, state.SyncResult = count+1, &metav1.Time{Time: now}, result
+		due := retryDue(app)
+		state.Message = fmt.Sprintf("%s. Retrying attempt #%d at %s.", message, count+1, due.Format(time.Kitchen))
 		if err := r.Client.Patch(ctx, app, client.MergeFrom(orig)); err != nil {
 			return ctrl.Result{}, fmt.Errorf("recording the retry: %w", err)
 		}
 		r.wrote(app)
-		return ctrl.Result{RequeueAfter: wait}, nil
+		return ctrl.Result{RequeueAfter: due.Sub(now)}, nil
 	}
 	return ctrl.Result{}, r.finishOperation(ctx, app, phase, message, result, nil)
 }
@@ -338,6 +416,12 @@ func (r *Reconciler) finishOperation(ctx context.Context, app *v1alpha1.Applicat
 		state.SyncResult = result
 	}
 	app.Status.OperationState = state
+	if phase == v1alpha1.OperationSucceeded {
+		// Whatever held auto-sync back (a failed attempt) is over.
+		conds := newConditions(app.Status.Conditions, now)
+		conds.clear(v1alpha1.ApplicationConditionSyncError)
+		app.Status.Conditions = conds.list()
+	}
 	dryRun := app.Operation.Sync != nil && app.Operation.Sync.DryRun
 	if phase == v1alpha1.OperationSucceeded && result != nil && app.Operation.Sync != nil && !dryRun {
 		app.Status.History = appendHistory(app, result, state.StartedAt, now)
