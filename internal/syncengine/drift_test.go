@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"testing"
 
@@ -16,6 +17,7 @@ import (
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
 	"github.com/skiffcd/skiff/internal/diff"
+	"github.com/skiffcd/skiff/internal/testcluster"
 )
 
 // Field paths in managedFields (fieldsV1) of the Deployment in
@@ -68,6 +70,9 @@ func TestSyncTakesBackWhatKubectlChanged(t *testing.T) {
 			drifted := live(t, e.Client, desired)[0]
 			if r, _, _ := unstructured.NestedInt64(drifted.Object, "spec", "replicas"); r != 5 || !slices.Equal(owners(t, drifted, replicasField), []string{"kubectl"}) {
 				t.Fatalf("the drift did not happen: replicas %d owned by %v", r, owners(t, drifted, replicasField))
+			}
+			if got := owners(t, drifted, levelField); len(got) != 1 || got[0] == FieldManager {
+				t.Fatalf("the drift did not happen: LEVEL's value is managed by %v", got)
 			}
 
 			res := runSync(t, e, ns, desired, []*unstructured.Unstructured{drifted}, false, false)
@@ -146,20 +151,27 @@ func driftAsKubectlDoes(t *testing.T, ns string) {
 	}
 }
 
-// driftWithKubectl changes web with the kubectl binary, when there is one.
+// driftWithKubectl changes web with the real kubectl (the control plane's
+// version, from the binary cache): scale, edit (an editor script sets
+// LEVEL=debug), label and annotate.
 func driftWithKubectl(t *testing.T, ns string) {
 	t.Helper()
-	kubectl, err := exec.LookPath("kubectl")
+	kubectl, err := testcluster.KubectlBinary()
 	if err != nil {
-		t.Skip("no kubectl on PATH")
+		t.Fatal(err)
+	}
+	editor := filepath.Join(t.TempDir(), "edit.sh")
+	if err := os.WriteFile(editor, []byte("#!/bin/sh\nexec sed -i 's/value: info/value: debug/' \"$1\"\n"), 0o755); err != nil {
+		t.Fatal(err)
 	}
 	for _, args := range [][]string{
 		{"scale", "deployment/web", "--replicas=5"},
-		{"set", "env", "deployment/web", "LEVEL=debug"},
+		{"edit", "deployment/web"},
 		{"label", "deployment/web", "debug=on"},
 		{"annotate", "--overwrite", "deployment/web", "team=ops", "paged=yes"},
 	} {
 		cmd := exec.CommandContext(t.Context(), kubectl, append([]string{"--kubeconfig", cluster.Kubeconfig, "-n", ns}, args...)...)
+		cmd.Env = append(os.Environ(), "KUBE_EDITOR="+editor)
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("kubectl %v: %v\n%s", args, err, out)
 		}
