@@ -76,21 +76,31 @@ func EnsureBinaries() (Binaries, error) {
 	if len(bins.missing()) == 0 {
 		return bins, nil
 	}
-	script, err := findBuildScript()
+	script, err := runBuildScript(cache, "control-plane")
 	if err != nil {
 		return Binaries{}, fmt.Errorf("control plane binaries missing (%s): %w", strings.Join(bins.missing(), ", "), err)
-	}
-	cmd := exec.Command("bash", script)
-	cmd.Env = append(os.Environ(), "SKIFF_CACHE_DIR="+cache)
-	cmd.Stdout = os.Stderr
-	cmd.Stderr = os.Stderr
-	if err := cmd.Run(); err != nil {
-		return Binaries{}, fmt.Errorf("building control plane binaries with %s: %w", script, err)
 	}
 	if missing := bins.missing(); len(missing) > 0 {
 		return Binaries{}, fmt.Errorf("%s ran but these are still missing: %s", script, strings.Join(missing, ", "))
 	}
 	return bins, nil
+}
+
+// runBuildScript runs hack/cluster-bins.sh for the given parts, building
+// into cache, and returns the script's path.
+func runBuildScript(cache string, parts ...string) (string, error) {
+	script, err := findBuildScript()
+	if err != nil {
+		return "", err
+	}
+	cmd := exec.Command("bash", append([]string{script}, parts...)...)
+	cmd.Env = append(os.Environ(), "SKIFF_CACHE_DIR="+cache)
+	cmd.Stdout = os.Stderr
+	cmd.Stderr = os.Stderr
+	if err := cmd.Run(); err != nil {
+		return script, fmt.Errorf("building with `SKIFF_CACHE_DIR=%s bash %s %s`: %w", cache, script, strings.Join(parts, " "), err)
+	}
+	return script, nil
 }
 
 // findBuildScript walks up from the working directory to the checkout root.
