@@ -133,12 +133,14 @@ func replicasForWeight(replicas, weight int32) int32 {
 	return int32(math.Ceil(float64(weight*replicas) / 100))
 }
 
-// atLeastMinPods raises a non-zero count to minPodsPerReplicaSet.
+// atLeastMinPods raises a non-zero count to minPodsPerReplicaSet, which is
+// capped at spec.replicas as in Argo Rollouts: a side could never reach more
+// (the step would wait forever).
 func atLeastMinPods(in CanaryInput, count int32) int32 {
 	if count == 0 || in.MinPodsPerReplicaSet == nil {
 		return count
 	}
-	return max(count, *in.MinPodsPerReplicaSet)
+	return max(count, min(*in.MinPodsPerReplicaSet, in.Replicas))
 }
 
 // basicCanaryReplicas approximates the weight with the ratio of canary to

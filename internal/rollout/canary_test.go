@@ -437,6 +437,14 @@ func TestCanaryReplicasTrafficRouted(t *testing.T) {
 			in:         CanaryInput{Replicas: 10, Weight: 90, TrafficRouted: true, DynamicStableScale: true, MinPodsPerReplicaSet: ptr(int32(3)), Stable: rs(10, 10)},
 			wantCanary: 9, wantStable: 3,
 		},
+		"minPodsPerReplicaSet above spec.replicas is capped at spec.replicas": {
+			in:         CanaryInput{Replicas: 3, Weight: 10, TrafficRouted: true, MinPodsPerReplicaSet: ptr(int32(5)), Canary: rs(0, 0), Stable: rs(3, 3)},
+			wantCanary: 3, wantStable: 3,
+		},
+		"with dynamicStableScale minPodsPerReplicaSet above spec.replicas is capped on both sides": {
+			in:         CanaryInput{Replicas: 2, Weight: 50, TrafficRouted: true, DynamicStableScale: true, MinPodsPerReplicaSet: ptr(int32(4)), Canary: rs(1, 1), Stable: rs(2, 2), CurrentWeights: weights(50, 50)},
+			wantCanary: 2, wantStable: 2,
+		},
 		"dynamicStableScale at weight 100 scales the stable to zero": {
 			in:         CanaryInput{Replicas: 10, Weight: 100, TrafficRouted: true, DynamicStableScale: true, MinPodsPerReplicaSet: ptr(int32(3)), Stable: rs(1, 1), CurrentWeights: weights(100, 0)},
 			wantCanary: 10, wantStable: 0,
