@@ -66,28 +66,34 @@ func (p *pass) syncCanary(ctx context.Context) error {
 		MaxSurge:               canary.MaxSurge,
 		MaxUnavailable:         canary.MaxUnavailable,
 		Canary:                 counts(p.newRS),
+		Stable:                 counts(stableRS),
 		Others:                 others,
 		Aborted:                aborted,
+		Steps:                  canary.Steps,
 		TrafficRouted:          routed,
 		DynamicStableScale:     canary.DynamicStableScale,
 		MinPodsPerReplicaSet:   canary.MinPodsPerReplicaSet,
 		CurrentWeights:         st.Canary.Weights,
 		KeepCanaryScaleOnAbort: canary.AbortScaleDownDelaySeconds != nil && *canary.AbortScaleDownDelaySeconds == 0,
 	}
-	if stableRS != nil {
-		in.Stable = counts(stableRS)
-	}
 	wantCanary, wantStable := rollout.CanaryReplicas(in)
 	if err := p.scale(ctx, stableRS, wantStable); err != nil {
 		return err
 	}
-	if err := p.scale(ctx, p.newRS, wantCanary); err != nil {
+	if err := p.setAnnotation(ctx, stableRS, AnnotationScaleDownDeadline, ""); err != nil {
+		return err
+	}
+	if err := p.scaleCanary(ctx, stableRS, aborted, wantCanary); err != nil {
 		return err
 	}
 	// Traffic moves to the canary only once its pods are available to take
-	// it; it moves back at once.
+	// it; it moves back at once, or after an abort with dynamicStableScale
+	// as fast as stable pods become available to take it.
 	routedWeight := weight
-	if routed && available(p.newRS) < wantCanary {
+	switch {
+	case aborted:
+		routedWeight = rollout.AbortTrafficWeight(in)
+	case routed && available(p.newRS) < wantCanary:
 		current := int32(0)
 		if w := st.Canary.Weights; w != nil {
 			current = w.Canary.Weight
@@ -115,9 +121,11 @@ func (p *pass) syncCanary(ctx context.Context) error {
 	}
 
 	// After an abort the canary Service goes back to the stable pods too, so
-	// nothing that reaches it lands on a revision scaled to zero.
+	// nothing that reaches it lands on a revision scaled to zero; with
+	// dynamicStableScale only once the router sends it nothing, as the
+	// stable pods are not yet there to take its traffic.
 	canaryTarget := p.hash
-	if aborted && st.StableRS != "" {
+	if aborted && st.StableRS != "" && (!canary.DynamicStableScale || routedWeight == 0) {
 		canaryTarget = st.StableRS
 	}
 	if err := p.switchService(ctx, p.canarySvc, canaryTarget); err != nil {
@@ -187,6 +195,23 @@ func (p *pass) pauseStepDone(pause *v1alpha1.RolloutPause) bool {
 
 func stepDone(index *int32, stepCount int32) bool {
 	return index == nil || *index >= stepCount
+}
+
+// scaleCanary sizes the canary ReplicaSet. After an abort of a
+// traffic-routed canary it keeps its pods until the stable side can take
+// all the traffic, then for abortScaleDownDelaySeconds.
+func (p *pass) scaleCanary(ctx context.Context, stableRS *appsv1.ReplicaSet, aborted bool, want int32) error {
+	delay, delayed := rollout.CanaryAbortScaleDownDelay(p.ro.Spec.Strategy.Canary)
+	if !aborted || stableRS == nil || !delayed {
+		if err := p.setAnnotation(ctx, p.newRS, AnnotationScaleDownDeadline, ""); err != nil {
+			return err
+		}
+		return p.scale(ctx, p.newRS, want)
+	}
+	if _, started := p.newRS.Annotations[AnnotationScaleDownDeadline]; started || available(stableRS) >= p.replicas {
+		return p.scaleDownAfter(ctx, p.newRS, delay)
+	}
+	return nil
 }
 
 func othersDrained(others []rollout.ReplicaSetCounts) bool {

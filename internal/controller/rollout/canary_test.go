@@ -2,6 +2,7 @@ package rollout
 
 import (
 	"context"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -18,10 +19,7 @@ import (
 // pause (step 1, after setWeight 20). It returns the stable and new hashes.
 func startCanary(t *testing.T, c client.Client, ns string) (ro *v1alpha1.Rollout, stable, canary string) {
 	t.Helper()
-	createServices(t, c, "canary-services.yml", ns)
-	ro = readRollout(t, "canary.yml", ns)
-	create(t, c, ro)
-	first := waitFor(t, c, ro, "first revision Healthy", healthyAt)
+	ro, first := firstRevision(t, c, ns, "canary-services.yml", "canary.yml")
 	stable = first.Status.CurrentPodHash
 	if step := ptr.Deref(first.Status.CurrentStepIndex, -1); step != 6 {
 		t.Errorf("first revision step index = %d, want 6 (steps skipped)", step)
@@ -29,6 +27,17 @@ func startCanary(t *testing.T, c client.Client, ns string) (ro *v1alpha1.Rollout
 	canary = setImage(t, c, ro, "argoproj/rollouts-demo:yellow")
 	waitAtPause(t, c, ro, canary, 1)
 	return ro, stable, canary
+}
+
+// firstRevision creates the Services of testdata/<services> and the
+// Rollout of testdata/<file> in ns and waits until its first revision is
+// Healthy, which it returns.
+func firstRevision(t *testing.T, c client.Client, ns, services, file string) (*v1alpha1.Rollout, *v1alpha1.Rollout) {
+	t.Helper()
+	createServices(t, c, services, ns)
+	ro := readRollout(t, file, ns)
+	create(t, c, ro)
+	return ro, waitFor(t, c, ro, "first revision Healthy", healthyAt)
 }
 
 // waitAtPause waits until the canary is paused at step index.
@@ -218,4 +227,30 @@ func TestCanaryRollbackWithinWindowSkipsSteps(t *testing.T) {
 	if got.Status.CurrentPodHash != second || ptr.Deref(got.Status.CurrentStepIndex, -1) != 2 {
 		t.Errorf("status after the rollback: %s", describe(got))
 	}
+}
+
+// scaleEvents lists the ScalingReplicaSet events since a time whose note
+// starts with prefix, oldest first.
+func scaleEvents(t *testing.T, c client.Client, ns string, since time.Time, prefix string) []eventsv1.Event {
+	t.Helper()
+	var events eventsv1.EventList
+	if err := c.List(context.Background(), &events, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	sort.Slice(events.Items, func(i, j int) bool { return events.Items[i].EventTime.Before(&events.Items[j].EventTime) })
+	var out []eventsv1.Event
+	for _, e := range events.Items {
+		if e.Reason == eventReasonScalingReplicaSet && !e.EventTime.Time.Before(since) && strings.HasPrefix(e.Note, prefix) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func notes(events []eventsv1.Event) []string {
+	var out []string
+	for _, e := range events {
+		out = append(out, e.Note)
+	}
+	return out
 }

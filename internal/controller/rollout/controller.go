@@ -47,8 +47,8 @@ const (
 const (
 	defaultRevisionHistoryLimit     = 10
 	defaultProgressDeadlineSeconds  = 600
-	defaultScaleDownDelaySeconds    = 30
-	defaultAbortScaleDownDelaySecs  = 30
+	defaultScaleDownDelaySeconds    = rollout.DefaultScaleDownDelaySeconds
+	defaultAbortScaleDownDelaySecs  = rollout.DefaultAbortScaleDownDelaySeconds
 	restartRequeueInterval          = time.Second
 	eventReasonScalingReplicaSet    = "ScalingReplicaSet"
 	eventReasonNewReplicaSetCreated = "NewReplicaSetCreated"

@@ -20,10 +20,8 @@ import (
 func TestPausedRolloutHoldsTheUpdate(t *testing.T) {
 	c := startController(t)
 	ns := cluster.Namespace(t)
-	createServices(t, c, "canary-services.yml", ns)
-	ro := readRollout(t, "canary.yml", ns)
-	create(t, c, ro)
-	stable := waitFor(t, c, ro, "first revision Healthy", healthyAt).Status.CurrentPodHash
+	ro, first := firstRevision(t, c, ns, "canary-services.yml", "canary.yml")
+	stable := first.Status.CurrentPodHash
 
 	canary := editSpec(t, c, ro, func(spec *v1alpha1.RolloutSpec) {
 		spec.Paused = true

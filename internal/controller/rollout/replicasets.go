@@ -303,6 +303,9 @@ func (p *pass) scale(ctx context.Context, rs *appsv1.ReplicaSet, replicas int32)
 
 // setAnnotation sets (value != "") or removes (value == "") an annotation of rs.
 func (p *pass) setAnnotation(ctx context.Context, rs *appsv1.ReplicaSet, key, value string) error {
+	if rs == nil {
+		return nil
+	}
 	current, has := rs.Annotations[key]
 	if (value == "" && !has) || (value != "" && current == value) {
 		return nil
