@@ -23,6 +23,16 @@ const (
 	DefaultAbortScaleDownDelaySeconds = 30
 )
 
+// CanaryScaleDownDelay is how long a traffic-routed canary's previous
+// stable ReplicaSet stays up after a promotion: scaleDownDelaySeconds, 30 s
+// by default.
+func CanaryScaleDownDelay(c *v1alpha1.CanaryStrategy) time.Duration {
+	if c.ScaleDownDelaySeconds == nil {
+		return DefaultScaleDownDelaySeconds * time.Second
+	}
+	return time.Duration(*c.ScaleDownDelaySeconds) * time.Second
+}
+
 // CanaryAbortScaleDownDelay says whether an aborted canary's ReplicaSet
 // stays up for a delay once the stable side can take all the traffic, and
 // for how long (Argo Rollouts' shouldDelayScaleDownOnAbort). Only with a
@@ -49,6 +59,7 @@ func CanaryAbortScaleDownDelay(c *v1alpha1.CanaryStrategy) (time.Duration, bool)
 type ReplicaSetCounts struct {
 	Replicas          int32 // spec.replicas
 	AvailableReplicas int32 // status.availableReplicas
+	CreatedReplicas   int32 // status.replicas
 }
 
 // CanaryInput is the state the canary replica math works on.
@@ -168,6 +179,32 @@ func AbortTrafficWeight(in CanaryInput) int32 {
 		return current
 	}
 	return min(stepWeight, current)
+}
+
+// AtDesiredCounts says whether a canary step's replica counts are reached,
+// as Argo Rollouts' AtDesiredReplicaCountsForCanary decides: the canary
+// runs wantCanary pods, all available; the stable side has its wantStable
+// pods created (with dynamicStableScale it follows the traffic instead and
+// is not waited for); without a traffic router no older ReplicaSet has an
+// available pod left, as those still get traffic. in holds the counts after
+// this pass's scaling. A missing stable ReplicaSet is not waited for.
+func AtDesiredCounts(in CanaryInput, wantCanary, wantStable int32) bool {
+	c := in.Canary
+	if c == nil || c.Replicas != wantCanary || c.AvailableReplicas != wantCanary {
+		return false
+	}
+	if s := in.Stable; s != nil && !(in.TrafficRouted && in.DynamicStableScale) &&
+		(s.Replicas != wantStable || s.CreatedReplicas != wantStable) {
+		return false
+	}
+	if !in.TrafficRouted {
+		for _, o := range in.Others {
+			if o.AvailableReplicas > 0 {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // trafficRoutedCanaryReplicas sizes the canary from the weight alone; the

@@ -578,6 +578,55 @@ func TestCanaryAbortScaleDownDelay(t *testing.T) {
 	}
 }
 
+func TestAtDesiredCounts(t *testing.T) {
+	created := func(replicas, available, created int32) *ReplicaSetCounts {
+		return &ReplicaSetCounts{Replicas: replicas, AvailableReplicas: available, CreatedReplicas: created}
+	}
+	tests := map[string]struct {
+		in                     CanaryInput
+		wantCanary, wantStable int32
+		want                   bool
+	}{
+		"the canary's pods are all available and the stable's created": {
+			in: CanaryInput{Canary: created(2, 2, 2), Stable: created(8, 6, 8)}, wantCanary: 2, wantStable: 8, want: true,
+		},
+		"a canary pod not yet available holds the step": {
+			in: CanaryInput{Canary: created(2, 1, 2), Stable: created(8, 8, 8)}, wantCanary: 2, wantStable: 8,
+		},
+		"a canary not yet scaled holds the step": {
+			in: CanaryInput{Canary: created(1, 1, 1), Stable: created(8, 8, 8)}, wantCanary: 2, wantStable: 8,
+		},
+		"stable pods not yet created hold the step": {
+			in: CanaryInput{Canary: created(2, 2, 2), Stable: created(8, 7, 7)}, wantCanary: 2, wantStable: 8,
+		},
+		"stable pods not yet removed hold the step": {
+			in: CanaryInput{Canary: created(2, 2, 2), Stable: created(8, 8, 9)}, wantCanary: 2, wantStable: 8,
+		},
+		"with dynamicStableScale the stable side follows the traffic and is not waited for": {
+			in:         CanaryInput{TrafficRouted: true, DynamicStableScale: true, Canary: created(2, 2, 2), Stable: created(10, 10, 10)},
+			wantCanary: 2, wantStable: 8, want: true,
+		},
+		"without a router an older ReplicaSet's available pod holds the step": {
+			in:         CanaryInput{Canary: created(2, 2, 2), Stable: created(8, 8, 8), Others: []ReplicaSetCounts{{Replicas: 0, AvailableReplicas: 1}}},
+			wantCanary: 2, wantStable: 8,
+		},
+		"with a router older pods get no traffic and do not hold the step": {
+			in:         CanaryInput{TrafficRouted: true, Canary: created(2, 2, 2), Stable: created(8, 8, 8), Others: []ReplicaSetCounts{{Replicas: 4, AvailableReplicas: 4}}},
+			wantCanary: 2, wantStable: 8, want: true,
+		},
+		"without a stable ReplicaSet only the canary counts": {
+			in: CanaryInput{Canary: created(10, 10, 10)}, wantCanary: 10, want: true,
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if got := AtDesiredCounts(tc.in, tc.wantCanary, tc.wantStable); got != tc.want {
+				t.Errorf("AtDesiredCounts = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
 // Argo Rollouts' own table for its weight approximation.
 func TestClosestCanaryStableSplit(t *testing.T) {
 	tests := []struct{ replicas, weight, surge, canary, stable int32 }{

@@ -229,6 +229,36 @@ func TestCanaryRollbackWithinWindowSkipsSteps(t *testing.T) {
 	}
 }
 
+// An update replaced mid-way (a third revision while the second runs 6 of
+// 10 pods) scales the abandoned revision down within maxUnavailable (2
+// pods) as the other revisions' pods come up, as Argo Rollouts does; all 6
+// at once would leave only the 4 stable pods serving.
+func TestCanaryAbandonedRevisionScalesDownWithinMaxUnavailable(t *testing.T) {
+	c := startController(t)
+	ns := cluster.Namespace(t)
+	ro, first := firstRevision(t, c, ns, "canary-services.yml", "canary-intermediate.yml")
+	stable := first.Status.CurrentPodHash
+	abandoned := setImage(t, c, ro, "argoproj/rollouts-demo:yellow")
+	waitAtPause(t, c, ro, abandoned, 1)
+	waitForSplit(t, c, ro, abandoned, stable, "6/6", "4/4")
+	abandonedRS := replicaSets(t, c, ro)[abandoned].Name
+
+	replaced := time.Now().Truncate(time.Second)
+	setImage(t, c, ro, "argoproj/rollouts-demo:green")
+	waitUntil(t, "the abandoned revision drained", func() (bool, string) {
+		got := rsCounts(t, c, ro, abandoned)
+		return got == "0/0", got
+	})
+	var downs []string
+	waitUntil(t, "its scale-down events", func() (bool, string) {
+		downs = notes(scaleEvents(t, c, ns, replaced, "Scaled down ReplicaSet "+abandonedRS+" "))
+		return len(downs) > 0 && strings.HasSuffix(downs[len(downs)-1], " to 0"), strings.Join(downs, "; ")
+	})
+	if !strings.HasSuffix(downs[0], " from 6 to 4") {
+		t.Errorf("the abandoned revision went %q first, want from 6 to 4 (all scale-downs: %s)", downs[0], strings.Join(downs, "; "))
+	}
+}
+
 // scaleEvents lists the ScalingReplicaSet events since a time whose note
 // starts with prefix, oldest first.
 func scaleEvents(t *testing.T, c client.Client, ns string, since time.Time, prefix string) []eventsv1.Event {
