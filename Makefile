@@ -42,7 +42,7 @@ build: ## Build bin/skiff.
 	go build -ldflags '$(LDFLAGS)' -o $(BIN)/skiff ./cmd/skiff
 
 .PHONY: cluster-bins
-cluster-bins: ## Build etcd, kube-apiserver, controller-manager, scheduler, kwok, kubectl and Prometheus into the cache (first run only).
+cluster-bins: ## Build the control plane, kubectl, Prometheus and Argo Rollouts' controller into the cache (first run only).
 	hack/cluster-bins.sh >/dev/null
 
 .PHONY: run

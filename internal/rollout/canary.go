@@ -16,10 +16,50 @@ import (
 // maxUnavailable of a canary.
 var defaultCanaryFencepost = intstr.FromString("25%")
 
+// Argo Rollouts' defaults of scaleDownDelaySeconds and
+// abortScaleDownDelaySeconds.
+const (
+	DefaultScaleDownDelaySeconds      = 30
+	DefaultAbortScaleDownDelaySeconds = 30
+)
+
+// CanaryScaleDownDelay is how long a traffic-routed canary's previous
+// stable ReplicaSet stays up after a promotion: scaleDownDelaySeconds, 30 s
+// by default.
+func CanaryScaleDownDelay(c *v1alpha1.CanaryStrategy) time.Duration {
+	if c.ScaleDownDelaySeconds == nil {
+		return DefaultScaleDownDelaySeconds * time.Second
+	}
+	return time.Duration(*c.ScaleDownDelaySeconds) * time.Second
+}
+
+// CanaryAbortScaleDownDelay says whether an aborted canary's ReplicaSet
+// stays up for a delay once the stable side can take all the traffic, and
+// for how long (Argo Rollouts' shouldDelayScaleDownOnAbort). Only with a
+// traffic router: abortScaleDownDelaySeconds, 30 s by default; never when
+// it is 0 (the canary then stays up, see KeepCanaryScaleOnAbort), and not
+// by default with dynamicStableScale, whose canary shrinks with its traffic.
+func CanaryAbortScaleDownDelay(c *v1alpha1.CanaryStrategy) (time.Duration, bool) {
+	switch {
+	case c.TrafficRouting == nil:
+		return 0, false
+	case c.AbortScaleDownDelaySeconds == nil && c.DynamicStableScale:
+		return 0, false
+	case c.AbortScaleDownDelaySeconds == nil:
+		return DefaultAbortScaleDownDelaySeconds * time.Second, true
+	case *c.AbortScaleDownDelaySeconds == 0:
+		return 0, false
+	}
+	return time.Duration(*c.AbortScaleDownDelaySeconds) * time.Second, true
+}
+
 // ReplicaSetCounts is what the canary math needs to know of one ReplicaSet.
+// A status older than the ReplicaSet's last scale says nothing: the caller
+// then passes 0 for the counts from the status.
 type ReplicaSetCounts struct {
 	Replicas          int32 // spec.replicas
 	AvailableReplicas int32 // status.availableReplicas
+	CreatedReplicas   int32 // status.replicas
 }
 
 // CanaryInput is the state the canary replica math works on.
@@ -35,10 +75,13 @@ type CanaryInput struct {
 	// Stable is the stable ReplicaSet; nil when there is none (first deploy)
 	// and also when the new ReplicaSet is the stable one. Without a stable
 	// ReplicaSet the canary is sized to the full spec.replicas.
-	Stable        *ReplicaSetCounts
-	Others        []ReplicaSetCounts // older ReplicaSets that are neither canary nor stable
-	Aborted       bool               // abort: scale canary down, stable back up
-	TrafficRouted bool               // a traffic router splits traffic: use the traffic-routed math
+	Stable  *ReplicaSetCounts
+	Others  []ReplicaSetCounts // older ReplicaSets that are neither canary nor stable
+	Aborted bool               // abort: scale canary down, stable back up
+	// Steps are the canary's steps; an aborted dynamicStableScale canary
+	// walks their weights back.
+	Steps         []v1alpha1.CanaryStep
+	TrafficRouted bool // a traffic router splits traffic: use the traffic-routed math
 	// DynamicStableScale (traffic-routed only) scales the stable side down as
 	// traffic leaves it.
 	DynamicStableScale bool
@@ -88,9 +131,80 @@ func effectiveWeight(in CanaryInput) int32 {
 		return *scs.Weight
 	}
 	if in.Aborted {
-		return 0
+		return abortWeight(in)
 	}
 	return in.Weight
+}
+
+// abortWeight is the canary weight an aborted canary is sized for: 0, but
+// with dynamicStableScale the weight of the last setWeight step that needs
+// fewer pods than the canary still carries (the larger of its available
+// pods and the pods the stable side still lacks), so the stable side grows
+// back one step at a time as its pods become available, instead of to full
+// size at once (Argo Rollouts' GetDesiredCanaryWeight on abort).
+func abortWeight(in CanaryInput) int32 {
+	if !in.TrafficRouted || !in.DynamicStableScale || in.Canary == nil || in.Stable == nil {
+		return 0
+	}
+	carried := max(in.Replicas-in.Stable.AvailableReplicas, in.Canary.AvailableReplicas)
+	for i := len(in.Steps) - 1; i >= 0; i-- {
+		if w := in.Steps[i].SetWeight; w != nil && replicasForWeight(in.Replicas, *w) < carried {
+			return *w
+		}
+	}
+	return 0
+}
+
+// AbortTrafficWeight is the weight the router of an aborted canary sends to
+// the canary: 0 at once, but with dynamicStableScale only as much as the
+// available stable pods can take back, following abortWeight step by step
+// and never rising again (Argo Rollouts'
+// calculateDesiredWeightOnAbortOrStableRollback).
+func AbortTrafficWeight(in CanaryInput) int32 {
+	if !in.DynamicStableScale || in.Canary == nil || in.Stable == nil || in.Replicas == 0 {
+		return 0
+	}
+	stepWeight := abortWeight(in)
+	stableCarries := 100 * in.Stable.AvailableReplicas / in.Replicas
+	rest := max(0, 100-stableCarries)
+	if in.CurrentWeights == nil {
+		return max(rest, stepWeight)
+	}
+	current := in.CurrentWeights.Canary.Weight
+	switch {
+	case stepWeight <= 0:
+		return min(rest, current)
+	case stableCarries < 100-stepWeight:
+		// The stable side is still growing to the step: hold the weight.
+		return current
+	}
+	return min(stepWeight, current)
+}
+
+// AtDesiredCounts says whether a canary step's replica counts are reached,
+// as Argo Rollouts' AtDesiredReplicaCountsForCanary decides: the canary
+// runs wantCanary pods, all available; the stable side has its wantStable
+// pods created (with dynamicStableScale it follows the traffic instead and
+// is not waited for); without a traffic router no older ReplicaSet has an
+// available pod left, as those still get traffic. in holds the counts after
+// this pass's scaling. A missing stable ReplicaSet is not waited for.
+func AtDesiredCounts(in CanaryInput, wantCanary, wantStable int32) bool {
+	c := in.Canary
+	if c == nil || c.Replicas != wantCanary || c.AvailableReplicas != wantCanary {
+		return false
+	}
+	if s := in.Stable; s != nil && !(in.TrafficRouted && in.DynamicStableScale) &&
+		(s.Replicas != wantStable || s.CreatedReplicas != wantStable) {
+		return false
+	}
+	if !in.TrafficRouted {
+		for _, o := range in.Others {
+			if o.AvailableReplicas > 0 {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // trafficRoutedCanaryReplicas sizes the canary from the weight alone; the
@@ -133,12 +247,14 @@ func replicasForWeight(replicas, weight int32) int32 {
 	return int32(math.Ceil(float64(weight*replicas) / 100))
 }
 
-// atLeastMinPods raises a non-zero count to minPodsPerReplicaSet.
+// atLeastMinPods raises a non-zero count to minPodsPerReplicaSet, which is
+// capped at spec.replicas as in Argo Rollouts: a side could never reach more
+// (the step would wait forever).
 func atLeastMinPods(in CanaryInput, count int32) int32 {
 	if count == 0 || in.MinPodsPerReplicaSet == nil {
 		return count
 	}
-	return max(count, *in.MinPodsPerReplicaSet)
+	return max(count, min(*in.MinPodsPerReplicaSet, in.Replicas))
 }
 
 // basicCanaryReplicas approximates the weight with the ratio of canary to

@@ -437,6 +437,24 @@ func TestCanaryReplicasTrafficRouted(t *testing.T) {
 			in:         CanaryInput{Replicas: 10, Weight: 90, TrafficRouted: true, DynamicStableScale: true, MinPodsPerReplicaSet: ptr(int32(3)), Stable: rs(10, 10)},
 			wantCanary: 9, wantStable: 3,
 		},
+		"minPodsPerReplicaSet above spec.replicas is capped at spec.replicas": {
+			in:         CanaryInput{Replicas: 3, Weight: 10, TrafficRouted: true, MinPodsPerReplicaSet: ptr(int32(5)), Canary: rs(0, 0), Stable: rs(3, 3)},
+			wantCanary: 3, wantStable: 3,
+		},
+		"with dynamicStableScale minPodsPerReplicaSet above spec.replicas is capped on both sides": {
+			in:         CanaryInput{Replicas: 2, Weight: 50, TrafficRouted: true, DynamicStableScale: true, MinPodsPerReplicaSet: ptr(int32(4)), Canary: rs(1, 1), Stable: rs(2, 2), CurrentWeights: weights(50, 50)},
+			wantCanary: 2, wantStable: 2,
+		},
+		"an aborted dynamicStableScale canary sizes the stable side for the last step it has outgrown": {
+			in: CanaryInput{Replicas: 10, Aborted: true, TrafficRouted: true, DynamicStableScale: true, Steps: setWeights(20, 50, 80),
+				Canary: rs(8, 8), Stable: rs(2, 2), CurrentWeights: weights(80, 20)},
+			wantCanary: 8, wantStable: 5,
+		},
+		"an aborted dynamicStableScale canary without steps sizes the stable side for all traffic": {
+			in: CanaryInput{Replicas: 10, Aborted: true, TrafficRouted: true, DynamicStableScale: true,
+				Canary: rs(8, 8), Stable: rs(2, 2), CurrentWeights: weights(80, 20)},
+			wantCanary: 8, wantStable: 10,
+		},
 		"dynamicStableScale at weight 100 scales the stable to zero": {
 			in:         CanaryInput{Replicas: 10, Weight: 100, TrafficRouted: true, DynamicStableScale: true, MinPodsPerReplicaSet: ptr(int32(3)), Stable: rs(1, 1), CurrentWeights: weights(100, 0)},
 			wantCanary: 10, wantStable: 0,
@@ -447,6 +465,163 @@ func TestCanaryReplicasTrafficRouted(t *testing.T) {
 			canary, stable := CanaryReplicas(tc.in)
 			if canary != tc.wantCanary || stable != tc.wantStable {
 				t.Errorf("CanaryReplicas() = canary %d, stable %d; want canary %d, stable %d", canary, stable, tc.wantCanary, tc.wantStable)
+			}
+		})
+	}
+}
+
+func setWeights(weights ...int32) []v1alpha1.CanaryStep {
+	var steps []v1alpha1.CanaryStep
+	for _, w := range weights {
+		steps = append(steps, v1alpha1.CanaryStep{SetWeight: ptr(w)}, v1alpha1.CanaryStep{Pause: &v1alpha1.RolloutPause{}})
+	}
+	return steps
+}
+
+// An abort of a dynamicStableScale canary at 80 % does not bring the
+// stable side from 2 to 10 pods and all traffic back at once: pass by pass
+// the stable side grows to the next lower setWeight step, the router's
+// weight follows once those stable pods are available, and the canary
+// shrinks once its traffic is gone (Argo Rollouts' GetDesiredCanaryWeight
+// and calculateDesiredWeightOnAbortOrStableRollback, worked by hand).
+func TestAbortWithDynamicStableScaleStepsBack(t *testing.T) {
+	type pass struct{ canary, stable, weight int32 }
+	want := []pass{
+		{8, 5, 80}, // the stable side grows to the 50 % step; traffic waits for it
+		{8, 5, 50}, // the stable pods are there: half the traffic moves back
+		{5, 5, 50}, // the canary follows its traffic down
+		{5, 8, 50}, // the stable side grows to the 20 % step
+		{5, 8, 20},
+		{2, 8, 20},
+		{2, 10, 20}, // past the first step: the stable side grows to full size
+		{2, 10, 0},
+		{0, 10, 0},
+	}
+	in := CanaryInput{Replicas: 10, Aborted: true, TrafficRouted: true, DynamicStableScale: true, Steps: setWeights(20, 50, 80),
+		Canary: rs(8, 8), Stable: rs(2, 2),
+		CurrentWeights: &v1alpha1.TrafficWeights{Canary: v1alpha1.WeightDestination{Weight: 80}, Stable: v1alpha1.WeightDestination{Weight: 20}}}
+	var got []pass
+	for range want {
+		canary, stable := CanaryReplicas(in)
+		weight := AbortTrafficWeight(in)
+		got = append(got, pass{canary, stable, weight})
+		// Before the next pass the pods come up and the router takes the weight.
+		in.Canary, in.Stable = rs(canary, canary), rs(stable, stable)
+		in.CurrentWeights = &v1alpha1.TrafficWeights{Canary: v1alpha1.WeightDestination{Weight: weight}, Stable: v1alpha1.WeightDestination{Weight: 100 - weight}}
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("passes (canary, stable, weight):\n got %v\nwant %v", got, want)
+	}
+}
+
+func TestAbortTrafficWeight(t *testing.T) {
+	weights := func(canary int32) *v1alpha1.TrafficWeights {
+		return &v1alpha1.TrafficWeights{Canary: v1alpha1.WeightDestination{Weight: canary}, Stable: v1alpha1.WeightDestination{Weight: 100 - canary}}
+	}
+	tests := map[string]struct {
+		in   CanaryInput
+		want int32
+	}{
+		"without dynamicStableScale all traffic goes back at once": {
+			in:   CanaryInput{Replicas: 10, Aborted: true, TrafficRouted: true, Steps: setWeights(20, 50), Canary: rs(5, 5), Stable: rs(10, 10), CurrentWeights: weights(50)},
+			want: 0,
+		},
+		"with dynamicStableScale the canary keeps what the stable pods cannot take": {
+			in:   CanaryInput{Replicas: 10, Aborted: true, TrafficRouted: true, DynamicStableScale: true, Steps: setWeights(20, 50), Canary: rs(5, 5), Stable: rs(5, 5), CurrentWeights: weights(50)},
+			want: 50,
+		},
+		"with dynamicStableScale and no weights known yet the canary keeps what the stable pods cannot take": {
+			in:   CanaryInput{Replicas: 10, Aborted: true, TrafficRouted: true, DynamicStableScale: true, Steps: setWeights(20, 50), Canary: rs(5, 5), Stable: rs(6, 6)},
+			want: 40,
+		},
+		"the weight never rises again when stable pods go away": {
+			in:   CanaryInput{Replicas: 10, Aborted: true, TrafficRouted: true, DynamicStableScale: true, Canary: rs(2, 2), Stable: rs(7, 7), CurrentWeights: weights(10)},
+			want: 10,
+		},
+		"without a stable ReplicaSet there is nothing to go back to": {
+			in:   CanaryInput{Replicas: 10, Aborted: true, TrafficRouted: true, DynamicStableScale: true, Canary: rs(5, 5), CurrentWeights: weights(50)},
+			want: 0,
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if got := AbortTrafficWeight(tc.in); got != tc.want {
+				t.Errorf("AbortTrafficWeight = %d, want %d", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestCanaryAbortScaleDownDelay(t *testing.T) {
+	routed := &v1alpha1.RolloutTrafficRouting{}
+	tests := map[string]struct {
+		canary      v1alpha1.CanaryStrategy
+		wantDelayed bool
+		wantDelay   time.Duration
+	}{
+		"a basic canary goes down at once":                       {canary: v1alpha1.CanaryStrategy{AbortScaleDownDelaySeconds: ptr(int32(10))}},
+		"a traffic-routed canary waits 30 s by default":          {canary: v1alpha1.CanaryStrategy{TrafficRouting: routed}, wantDelayed: true, wantDelay: 30 * time.Second},
+		"abortScaleDownDelaySeconds sets the wait":               {canary: v1alpha1.CanaryStrategy{TrafficRouting: routed, AbortScaleDownDelaySeconds: ptr(int32(5))}, wantDelayed: true, wantDelay: 5 * time.Second},
+		"abortScaleDownDelaySeconds 0 leaves the canary up":      {canary: v1alpha1.CanaryStrategy{TrafficRouting: routed, AbortScaleDownDelaySeconds: ptr(int32(0))}},
+		"dynamicStableScale shrinks the canary with its traffic": {canary: v1alpha1.CanaryStrategy{TrafficRouting: routed, DynamicStableScale: true}},
+		"dynamicStableScale with an explicit delay waits": {
+			canary: v1alpha1.CanaryStrategy{TrafficRouting: routed, DynamicStableScale: true, AbortScaleDownDelaySeconds: ptr(int32(7))}, wantDelayed: true, wantDelay: 7 * time.Second,
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			delay, delayed := CanaryAbortScaleDownDelay(&tc.canary)
+			if delayed != tc.wantDelayed || delay != tc.wantDelay {
+				t.Errorf("CanaryAbortScaleDownDelay = %s, %v; want %s, %v", delay, delayed, tc.wantDelay, tc.wantDelayed)
+			}
+		})
+	}
+}
+
+func TestAtDesiredCounts(t *testing.T) {
+	created := func(replicas, available, created int32) *ReplicaSetCounts {
+		return &ReplicaSetCounts{Replicas: replicas, AvailableReplicas: available, CreatedReplicas: created}
+	}
+	tests := map[string]struct {
+		in                     CanaryInput
+		wantCanary, wantStable int32
+		want                   bool
+	}{
+		"the canary's pods are all available and the stable's created": {
+			in: CanaryInput{Canary: created(2, 2, 2), Stable: created(8, 6, 8)}, wantCanary: 2, wantStable: 8, want: true,
+		},
+		"a canary pod not yet available holds the step": {
+			in: CanaryInput{Canary: created(2, 1, 2), Stable: created(8, 8, 8)}, wantCanary: 2, wantStable: 8,
+		},
+		"a canary not yet scaled holds the step": {
+			in: CanaryInput{Canary: created(1, 1, 1), Stable: created(8, 8, 8)}, wantCanary: 2, wantStable: 8,
+		},
+		"stable pods not yet created hold the step": {
+			in: CanaryInput{Canary: created(2, 2, 2), Stable: created(8, 7, 7)}, wantCanary: 2, wantStable: 8,
+		},
+		"stable pods not yet removed hold the step": {
+			in: CanaryInput{Canary: created(2, 2, 2), Stable: created(8, 8, 9)}, wantCanary: 2, wantStable: 8,
+		},
+		"with dynamicStableScale the stable side follows the traffic and is not waited for": {
+			in:         CanaryInput{TrafficRouted: true, DynamicStableScale: true, Canary: created(2, 2, 2), Stable: created(10, 10, 10)},
+			wantCanary: 2, wantStable: 8, want: true,
+		},
+		"without a router an older ReplicaSet's available pod holds the step": {
+			in:         CanaryInput{Canary: created(2, 2, 2), Stable: created(8, 8, 8), Others: []ReplicaSetCounts{{Replicas: 0, AvailableReplicas: 1}}},
+			wantCanary: 2, wantStable: 8,
+		},
+		"with a router older pods get no traffic and do not hold the step": {
+			in:         CanaryInput{TrafficRouted: true, Canary: created(2, 2, 2), Stable: created(8, 8, 8), Others: []ReplicaSetCounts{{Replicas: 4, AvailableReplicas: 4}}},
+			wantCanary: 2, wantStable: 8, want: true,
+		},
+		"without a stable ReplicaSet only the canary counts": {
+			in: CanaryInput{Canary: created(10, 10, 10)}, wantCanary: 10, want: true,
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if got := AtDesiredCounts(tc.in, tc.wantCanary, tc.wantStable); got != tc.want {
+				t.Errorf("AtDesiredCounts = %v, want %v", got, tc.want)
 			}
 		})
 	}

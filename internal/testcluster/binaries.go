@@ -76,67 +76,69 @@ func EnsureBinaries() (Binaries, error) {
 		return Binaries{}, err
 	}
 	bins := binariesIn(cache)
-	if err := ensureBuilt(cache, bins.missing); err != nil {
-		return Binaries{}, err
+	if len(bins.missing()) == 0 {
+		return bins, nil
+	}
+	script, err := runBuildScript(cache, "control-plane")
+	if err != nil {
+		return Binaries{}, fmt.Errorf("control plane binaries missing (%s): %w", strings.Join(bins.missing(), ", "), err)
+	}
+	if missing := bins.missing(); len(missing) > 0 {
+		return Binaries{}, fmt.Errorf("%s ran but these are still missing: %s", script, strings.Join(missing, ", "))
 	}
 	return bins, nil
 }
 
 // PrometheusBinary returns the cached Prometheus server, built from the Go
-// module proxy by hack/cluster-bins.sh when it is missing, so that the
-// analysis tests run the same Prometheus on every machine.
+// module proxy by `hack/cluster-bins.sh test-tools` when it is missing, so
+// that the analysis tests run the same Prometheus on every machine.
 func PrometheusBinary() (string, error) {
-	return cachedTool(filepath.Join("prometheus-"+PrometheusVersion, "prometheus"))
+	return cachedTool(filepath.Join("prometheus-"+PrometheusVersion, "prometheus"), "test-tools")
 }
 
 // KubectlBinary returns the cached kubectl of the control plane's version,
 // for tests that change objects the way users do (kubectl scale, edit,
 // patch: other field managers than Skiff's).
 func KubectlBinary() (string, error) {
-	return cachedTool(filepath.Join("kubernetes-"+KubernetesVersion, "kubectl"))
+	return cachedTool(filepath.Join("kubernetes-"+KubernetesVersion, "kubectl"), "test-tools")
 }
 
 // cachedTool returns the path of a binary under the cache's bin directory,
-// building it with everything else hack/cluster-bins.sh builds when missing.
-func cachedTool(rel string) (string, error) {
+// building part of hack/cluster-bins.sh when it is missing.
+func cachedTool(rel, part string) (string, error) {
 	cache, err := CacheDir()
 	if err != nil {
 		return "", err
 	}
 	bin := filepath.Join(cache, "bin", rel)
-	missing := func() []string {
-		if _, err := os.Stat(bin); err != nil {
-			return []string{bin}
-		}
-		return nil
+	if _, err := os.Stat(bin); err == nil {
+		return bin, nil
 	}
-	if err := ensureBuilt(cache, missing); err != nil {
-		return "", err
+	script, err := runBuildScript(cache, part)
+	if err != nil {
+		return "", fmt.Errorf("%s is missing: %w", bin, err)
+	}
+	if _, err := os.Stat(bin); err != nil {
+		return "", fmt.Errorf("`bash %s %s` ran but %s is still missing", script, part, bin)
 	}
 	return bin, nil
 }
 
-// ensureBuilt runs hack/cluster-bins.sh when missing names any file, and
-// fails when the script leaves one missing.
-func ensureBuilt(cache string, missing func() []string) error {
-	if len(missing()) == 0 {
-		return nil
-	}
+// runBuildScript runs hack/cluster-bins.sh for the given parts, building
+// into cache, and returns the script's path.
+func runBuildScript(cache string, parts ...string) (string, error) {
 	script, err := findBuildScript()
 	if err != nil {
-		return fmt.Errorf("test binaries missing (%s): %w", strings.Join(missing(), ", "), err)
+		return "", err
 	}
-	cmd := exec.Command("bash", script)
+	cmd := exec.Command("bash", append([]string{script}, parts...)...)
 	cmd.Env = append(os.Environ(), "SKIFF_CACHE_DIR="+cache)
 	cmd.Stdout = os.Stderr
 	cmd.Stderr = os.Stderr
 	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("building test binaries with %s (run it by hand to see why): %w", script, err)
+		return script, fmt.Errorf("building with `SKIFF_CACHE_DIR=%s bash %s %s`: %w", cache, script, strings.Join(parts, " "), err)
 	}
-	if left := missing(); len(left) > 0 {
-		return fmt.Errorf("%s ran but these are still missing: %s", script, strings.Join(left, ", "))
-	}
-	return nil
+	return script, nil
 }
 
 // findBuildScript walks up from the working directory to the checkout root.

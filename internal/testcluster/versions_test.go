@@ -15,10 +15,11 @@ func TestVersionConstantsMatchToolModules(t *testing.T) {
 	tests := map[string]struct {
 		goMod, module, version string
 	}{
-		"etcd":       {"etcd", "go.etcd.io/etcd/server/v3", testcluster.EtcdVersion},
-		"kubernetes": {"kubernetes", "k8s.io/kubernetes", testcluster.KubernetesVersion},
-		"kwok":       {"kwok", "sigs.k8s.io/kwok", testcluster.KwokVersion},
-		"prometheus": {"prometheus", "github.com/prometheus/prometheus", testcluster.PrometheusVersion},
+		"etcd":          {"etcd", "go.etcd.io/etcd/server/v3", testcluster.EtcdVersion},
+		"kubernetes":    {"kubernetes", "k8s.io/kubernetes", testcluster.KubernetesVersion},
+		"kwok":          {"kwok", "sigs.k8s.io/kwok", testcluster.KwokVersion},
+		"argo-rollouts": {"argo-rollouts", "github.com/argoproj/argo-rollouts", testcluster.ArgoRolloutsVersion},
+		"prometheus":    {"prometheus", "github.com/prometheus/prometheus", testcluster.PrometheusVersion},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

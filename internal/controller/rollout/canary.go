@@ -3,9 +3,12 @@ package rollout
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
@@ -37,16 +40,14 @@ func (p *pass) syncCanary(ctx context.Context) error {
 		st.ControllerPause = false
 	}
 
+	routers, routed, err := p.trafficRouters(ctx)
+	if err != nil {
+		return err
+	}
 	// Revisions that are neither canary nor stable go first.
-	var others []rollout.ReplicaSetCounts
-	for _, rs := range p.allRS {
-		if rs == p.newRS || rs == stableRS {
-			continue
-		}
-		if err := p.scale(ctx, rs, 0); err != nil {
-			return err
-		}
-		others = append(others, rollout.ReplicaSetCounts{Replicas: 0, AvailableReplicas: rs.Status.AvailableReplicas})
+	others, err := p.scaleDownOlder(ctx, stableRS, routed)
+	if err != nil {
+		return err
 	}
 
 	weight := rollout.DesiredWeight(canary.Steps, st.CurrentStepIndex, aborted)
@@ -55,10 +56,6 @@ func (p *pass) syncCanary(ctx context.Context) error {
 		// select) the new pods: the canary gets no traffic of its own.
 		weight = 0
 	}
-	routers, routed, err := p.trafficRouters(ctx)
-	if err != nil {
-		return err
-	}
 	in := rollout.CanaryInput{
 		Replicas:               p.replicas,
 		Weight:                 weight,
@@ -66,28 +63,34 @@ func (p *pass) syncCanary(ctx context.Context) error {
 		MaxSurge:               canary.MaxSurge,
 		MaxUnavailable:         canary.MaxUnavailable,
 		Canary:                 counts(p.newRS),
+		Stable:                 counts(stableRS),
 		Others:                 others,
 		Aborted:                aborted,
+		Steps:                  canary.Steps,
 		TrafficRouted:          routed,
 		DynamicStableScale:     canary.DynamicStableScale,
 		MinPodsPerReplicaSet:   canary.MinPodsPerReplicaSet,
 		CurrentWeights:         st.Canary.Weights,
 		KeepCanaryScaleOnAbort: canary.AbortScaleDownDelaySeconds != nil && *canary.AbortScaleDownDelaySeconds == 0,
 	}
-	if stableRS != nil {
-		in.Stable = counts(stableRS)
-	}
 	wantCanary, wantStable := rollout.CanaryReplicas(in)
 	if err := p.scale(ctx, stableRS, wantStable); err != nil {
 		return err
 	}
-	if err := p.scale(ctx, p.newRS, wantCanary); err != nil {
+	if err := p.setAnnotation(ctx, stableRS, AnnotationScaleDownDeadline, ""); err != nil {
+		return err
+	}
+	if err := p.scaleCanary(ctx, stableRS, aborted, wantCanary); err != nil {
 		return err
 	}
 	// Traffic moves to the canary only once its pods are available to take
-	// it; it moves back at once.
+	// it; it moves back at once, or after an abort with dynamicStableScale
+	// as fast as stable pods become available to take it.
 	routedWeight := weight
-	if routed && available(p.newRS) < wantCanary {
+	switch {
+	case aborted:
+		routedWeight = rollout.AbortTrafficWeight(in)
+	case routed && available(p.newRS) < wantCanary:
 		current := int32(0)
 		if w := st.Canary.Weights; w != nil {
 			current = w.Canary.Weight
@@ -101,10 +104,9 @@ func (p *pass) syncCanary(ctx context.Context) error {
 	// An Inconclusive analysis holds the canary where it is until a promote.
 	heldByAnalysis := pauseCondition(st, v1alpha1.PauseReasonInconclusiveAnalysis) != nil
 	if !aborted && !isStable && !p.ro.Spec.Paused && !heldByAnalysis {
-		atTarget := routedWeight == weight && specReplicas(p.newRS) == wantCanary && available(p.newRS) >= wantCanary &&
-			(stableRS == nil || (specReplicas(stableRS) == wantStable && available(stableRS) >= wantStable)) &&
-			othersDrained(others)
-		p.runStep(atTarget)
+		scaled := in // with the counts after this pass's scaling
+		scaled.Canary, scaled.Stable = counts(p.newRS), counts(stableRS)
+		p.runStep(routedWeight == weight && rollout.AtDesiredCounts(scaled, wantCanary, wantStable))
 	}
 
 	if !aborted && !isStable && !heldByAnalysis && stepDone(st.CurrentStepIndex, stepCount) && saturated(p.newRS, p.replicas) {
@@ -115,9 +117,11 @@ func (p *pass) syncCanary(ctx context.Context) error {
 	}
 
 	// After an abort the canary Service goes back to the stable pods too, so
-	// nothing that reaches it lands on a revision scaled to zero.
+	// nothing that reaches it lands on a revision scaled to zero; with
+	// dynamicStableScale only once the router sends it nothing, as the
+	// stable pods are not yet there to take its traffic.
 	canaryTarget := p.hash
-	if aborted && st.StableRS != "" {
+	if aborted && st.StableRS != "" && (!canary.DynamicStableScale || routedWeight == 0) {
 		canaryTarget = st.StableRS
 	}
 	if err := p.switchService(ctx, p.canarySvc, canaryTarget); err != nil {
@@ -189,20 +193,113 @@ func stepDone(index *int32, stepCount int32) bool {
 	return index == nil || *index >= stepCount
 }
 
-func othersDrained(others []rollout.ReplicaSetCounts) bool {
-	for _, o := range others {
-		if o.AvailableReplicas > 0 {
-			return false
+// scaleCanary sizes the canary ReplicaSet. After an abort of a
+// traffic-routed canary it keeps its pods until the stable side can take
+// all the traffic, then for abortScaleDownDelaySeconds.
+func (p *pass) scaleCanary(ctx context.Context, stableRS *appsv1.ReplicaSet, aborted bool, want int32) error {
+	delay, delayed := rollout.CanaryAbortScaleDownDelay(p.ro.Spec.Strategy.Canary)
+	if !aborted || stableRS == nil || !delayed {
+		if err := p.setAnnotation(ctx, p.newRS, AnnotationScaleDownDeadline, ""); err != nil {
+			return err
 		}
+		return p.scale(ctx, p.newRS, want)
 	}
-	return true
+	if _, started := p.newRS.Annotations[AnnotationScaleDownDeadline]; started || available(stableRS) >= p.replicas {
+		return p.scaleDownAfter(ctx, p.newRS, delay)
+	}
+	return nil
 }
 
+// scaleDownOlder scales the ReplicaSets that are neither canary nor
+// stable down as far as this pass may (rollout.ScaleDownOlder), keeping the
+// previous stable one of a traffic-routed canary up for its
+// scaleDownDelaySeconds, and returns their counts for the canary math.
+func (p *pass) scaleDownOlder(ctx context.Context, stableRS *appsv1.ReplicaSet, routed bool) ([]rollout.ReplicaSetCounts, error) {
+	canary := p.ro.Spec.Strategy.Canary
+	in := rollout.OlderInput{
+		Replicas:           p.replicas,
+		MaxSurge:           canary.MaxSurge,
+		MaxUnavailable:     canary.MaxUnavailable,
+		TrafficRouted:      routed,
+		DynamicStableScale: canary.DynamicStableScale,
+		FullyPromoted:      p.status.StableRS == p.hash,
+		ScaleDownDelay:     rollout.CanaryScaleDownDelay(canary),
+		RevisionLimit:      canary.ScaleDownDelayRevisionLimit,
+		Now:                p.now,
+	}
+	var older []*appsv1.ReplicaSet
+	for i := len(p.allRS) - 1; i >= 0; i-- { // newest revision first
+		rs := p.allRS[i]
+		in.Available += available(rs)
+		if rs == p.newRS || rs == stableRS {
+			continue
+		}
+		older = append(older, rs)
+		o := rollout.OlderReplicaSet{Replicas: specReplicas(rs), Referenced: p.referenced(rs)}
+		if rs.Status.ObservedGeneration >= rs.Generation {
+			o.Unavailable = max(0, o.Replicas-rs.Status.AvailableReplicas)
+		}
+		if deadline, err := time.Parse(time.RFC3339, rs.Annotations[AnnotationScaleDownDeadline]); err == nil {
+			o.ScaleDownDeadline = deadline
+		}
+		in.Older = append(in.Older, o)
+	}
+	var out []rollout.ReplicaSetCounts
+	for i, scale := range rollout.ScaleDownOlder(in) {
+		rs := older[i]
+		deadline := in.Older[i].ScaleDownDeadline
+		if !scale.Deadline.IsZero() {
+			deadline = scale.Deadline
+			if err := p.setAnnotation(ctx, rs, AnnotationScaleDownDeadline, deadline.UTC().Format(time.RFC3339)); err != nil {
+				return nil, err
+			}
+		}
+		if scale.Replicas > 0 && !deadline.IsZero() {
+			p.requeueAfter(deadline.Sub(p.now))
+		}
+		if err := p.scale(ctx, rs, scale.Replicas); err != nil {
+			return nil, err
+		}
+		if scale.Replicas == 0 {
+			if err := p.setAnnotation(ctx, rs, AnnotationScaleDownDeadline, ""); err != nil {
+				return nil, err
+			}
+		}
+		// The status as last seen: a pod of a ReplicaSet just scaled down
+		// counts as available (still taking traffic) until it is gone.
+		out = append(out, rollout.ReplicaSetCounts{Replicas: scale.Replicas, AvailableReplicas: rs.Status.AvailableReplicas})
+	}
+	return out, nil
+}
+
+// referenced says the Rollout, as read at the start of the pass, or one of
+// its Services still sends traffic to rs: it is not scaled down yet.
+func (p *pass) referenced(rs *appsv1.ReplicaSet) bool {
+	hash := rs.Labels[rollout.PodTemplateHashLabel]
+	st := p.ro.Status
+	refs := []string{st.StableRS, st.CurrentPodHash}
+	if w := st.Canary.Weights; w != nil {
+		refs = append(refs, w.Canary.PodTemplateHash, w.Stable.PodTemplateHash)
+	}
+	for _, svc := range []*corev1.Service{p.canarySvc, p.stableSvc} {
+		if svc != nil {
+			refs = append(refs, svc.Spec.Selector[rollout.PodTemplateHashLabel])
+		}
+	}
+	return hash != "" && slices.Contains(refs, hash)
+}
+
+// counts is what the canary math needs to know of rs; a status older than
+// its last scale counts no pods.
 func counts(rs *appsv1.ReplicaSet) *rollout.ReplicaSetCounts {
 	if rs == nil {
 		return nil
 	}
-	return &rollout.ReplicaSetCounts{Replicas: specReplicas(rs), AvailableReplicas: available(rs)}
+	c := &rollout.ReplicaSetCounts{Replicas: specReplicas(rs)}
+	if rs.Status.ObservedGeneration >= rs.Generation {
+		c.AvailableReplicas, c.CreatedReplicas = rs.Status.AvailableReplicas, rs.Status.Replicas
+	}
+	return c
 }
 
 // stepString names a step in Events, as the plugin shows it.

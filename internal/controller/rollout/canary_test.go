@@ -2,6 +2,7 @@ package rollout
 
 import (
 	"context"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -18,10 +19,7 @@ import (
 // pause (step 1, after setWeight 20). It returns the stable and new hashes.
 func startCanary(t *testing.T, c client.Client, ns string) (ro *v1alpha1.Rollout, stable, canary string) {
 	t.Helper()
-	createServices(t, c, "canary-services.yml", ns)
-	ro = readRollout(t, "canary.yml", ns)
-	create(t, c, ro)
-	first := waitFor(t, c, ro, "first revision Healthy", healthyAt)
+	ro, first := firstRevision(t, c, ns, "canary-services.yml", "canary.yml")
 	stable = first.Status.CurrentPodHash
 	if step := ptr.Deref(first.Status.CurrentStepIndex, -1); step != 6 {
 		t.Errorf("first revision step index = %d, want 6 (steps skipped)", step)
@@ -29,6 +27,17 @@ func startCanary(t *testing.T, c client.Client, ns string) (ro *v1alpha1.Rollout
 	canary = setImage(t, c, ro, "argoproj/rollouts-demo:yellow")
 	waitAtPause(t, c, ro, canary, 1)
 	return ro, stable, canary
+}
+
+// firstRevision creates the Services of testdata/<services> and the
+// Rollout of testdata/<file> in ns and waits until its first revision is
+// Healthy, which it returns.
+func firstRevision(t *testing.T, c client.Client, ns, services, file string) (*v1alpha1.Rollout, *v1alpha1.Rollout) {
+	t.Helper()
+	createServices(t, c, services, ns)
+	ro := readRollout(t, file, ns)
+	create(t, c, ro)
+	return ro, waitFor(t, c, ro, "first revision Healthy", healthyAt)
 }
 
 // waitAtPause waits until the canary is paused at step index.
@@ -218,4 +227,60 @@ func TestCanaryRollbackWithinWindowSkipsSteps(t *testing.T) {
 	if got.Status.CurrentPodHash != second || ptr.Deref(got.Status.CurrentStepIndex, -1) != 2 {
 		t.Errorf("status after the rollback: %s", describe(got))
 	}
+}
+
+// An update replaced mid-way (a third revision while the second runs 6 of
+// 10 pods) scales the abandoned revision down within maxUnavailable (2
+// pods) as the other revisions' pods come up, as Argo Rollouts does; all 6
+// at once would leave only the 4 stable pods serving.
+func TestCanaryAbandonedRevisionScalesDownWithinMaxUnavailable(t *testing.T) {
+	c := startController(t)
+	ns := cluster.Namespace(t)
+	ro, first := firstRevision(t, c, ns, "canary-services.yml", "canary-intermediate.yml")
+	stable := first.Status.CurrentPodHash
+	abandoned := setImage(t, c, ro, "argoproj/rollouts-demo:yellow")
+	waitAtPause(t, c, ro, abandoned, 1)
+	waitForSplit(t, c, ro, abandoned, stable, "6/6", "4/4")
+	abandonedRS := replicaSets(t, c, ro)[abandoned].Name
+
+	replaced := time.Now().Truncate(time.Second)
+	setImage(t, c, ro, "argoproj/rollouts-demo:green")
+	waitUntil(t, "the abandoned revision drained", func() (bool, string) {
+		got := rsCounts(t, c, ro, abandoned)
+		return got == "0/0", got
+	})
+	var downs []string
+	waitUntil(t, "its scale-down events", func() (bool, string) {
+		downs = notes(scaleEvents(t, c, ns, replaced, "Scaled down ReplicaSet "+abandonedRS+" "))
+		return len(downs) > 0 && strings.HasSuffix(downs[len(downs)-1], " to 0"), strings.Join(downs, "; ")
+	})
+	if !strings.HasSuffix(downs[0], " from 6 to 4") {
+		t.Errorf("the abandoned revision went %q first, want from 6 to 4 (all scale-downs: %s)", downs[0], strings.Join(downs, "; "))
+	}
+}
+
+// scaleEvents lists the ScalingReplicaSet events since a time whose note
+// starts with prefix, oldest first.
+func scaleEvents(t *testing.T, c client.Client, ns string, since time.Time, prefix string) []eventsv1.Event {
+	t.Helper()
+	var events eventsv1.EventList
+	if err := c.List(context.Background(), &events, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	sort.Slice(events.Items, func(i, j int) bool { return events.Items[i].EventTime.Before(&events.Items[j].EventTime) })
+	var out []eventsv1.Event
+	for _, e := range events.Items {
+		if e.Reason == eventReasonScalingReplicaSet && !e.EventTime.Time.Before(since) && strings.HasPrefix(e.Note, prefix) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func notes(events []eventsv1.Event) []string {
+	var out []string
+	for _, e := range events {
+		out = append(out, e.Note)
+	}
+	return out
 }

@@ -13,11 +13,13 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
@@ -45,8 +47,8 @@ const (
 const (
 	defaultRevisionHistoryLimit     = 10
 	defaultProgressDeadlineSeconds  = 600
-	defaultScaleDownDelaySeconds    = 30
-	defaultAbortScaleDownDelaySecs  = 30
+	defaultScaleDownDelaySeconds    = rollout.DefaultScaleDownDelaySeconds
+	defaultAbortScaleDownDelaySecs  = rollout.DefaultAbortScaleDownDelaySeconds
 	restartRequeueInterval          = time.Second
 	eventReasonScalingReplicaSet    = "ScalingReplicaSet"
 	eventReasonNewReplicaSetCreated = "NewReplicaSetCreated"
@@ -79,6 +81,9 @@ type Reconciler struct {
 
 	// replicaSets reads the cache of the ReplicaSets Rollouts made.
 	replicaSets client.Reader
+	// templateMatches holds a templateMatch per Rollout (by namespaced
+	// name): which ReplicaSet has its template under another hash.
+	templateMatches sync.Map
 }
 
 func (r *Reconciler) now() time.Time {
@@ -192,6 +197,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	// cache.
 	ro := &v1alpha1.Rollout{}
 	if err := r.APIReader.Get(ctx, req.NamespacedName, ro); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.templateMatches.Delete(req.NamespacedName)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !ro.DeletionTimestamp.IsZero() {
@@ -322,6 +330,9 @@ func (p *pass) sync(ctx context.Context) error {
 		return err
 	}
 	p.hash = rollout.PodTemplateHash(&p.ro.Spec.Template, p.status.CollisionCount)
+	if err := p.adoptEqualTemplate(ctx); err != nil {
+		return err
+	}
 	p.startRevisionIfNew()
 	if err := p.ensureNewReplicaSet(ctx); err != nil {
 		return err

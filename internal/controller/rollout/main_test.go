@@ -40,25 +40,32 @@ func TestMain(m *testing.M) {
 		cluster = c
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		if err := installHTTPRouteCRD(ctx, c); err != nil {
-			panic(err)
+		for _, path := range []string{httpRouteCRD, experimentCRD} {
+			if err := installCRD(ctx, c, path); err != nil {
+				panic(err)
+			}
 		}
 	}))
 }
 
-// httpRouteCRD is the Gateway API v1.6.3 HTTPRoute CRD the traffic package
-// vendors for its tests.
-const httpRouteCRD = "../../rollout/traffic/testdata/gateway.networking.k8s.io_httproutes.yaml"
+const (
+	// httpRouteCRD is the Gateway API v1.6.3 HTTPRoute CRD the traffic
+	// package vendors for its tests.
+	httpRouteCRD = "../../rollout/traffic/testdata/gateway.networking.k8s.io_httproutes.yaml"
+	// experimentCRD is the Experiment kind Argo Rollouts' controller needs
+	// to start (takeover_test.go runs it).
+	experimentCRD = "testdata/argo-rollouts-experiment-crd.yml"
+)
 
-// installHTTPRouteCRD installs the HTTPRoute CRD and waits until it is served.
-func installHTTPRouteCRD(ctx context.Context, c *testcluster.Cluster) error {
-	data, err := os.ReadFile(httpRouteCRD)
+// installCRD installs the CRD at path and waits until it is served.
+func installCRD(ctx context.Context, c *testcluster.Cluster, path string) error {
+	data, err := os.ReadFile(path)
 	if err != nil {
 		return err
 	}
 	crd := &apiextensionsv1.CustomResourceDefinition{}
 	if err := yaml.Unmarshal(data, crd); err != nil {
-		return fmt.Errorf("parsing the HTTPRoute CRD: %w", err)
+		return fmt.Errorf("parsing the CRD in %s: %w", path, err)
 	}
 	scheme := runtime.NewScheme()
 	if err := apiextensionsv1.AddToScheme(scheme); err != nil {
@@ -69,7 +76,7 @@ func installHTTPRouteCRD(ctx context.Context, c *testcluster.Cluster) error {
 		return err
 	}
 	if err := cl.Create(ctx, crd); err != nil {
-		return fmt.Errorf("creating the HTTPRoute CRD: %w", err)
+		return fmt.Errorf("creating the CRD %s: %w", crd.Name, err)
 	}
 	for {
 		if err := cl.Get(ctx, client.ObjectKeyFromObject(crd), crd); err == nil {
@@ -81,7 +88,7 @@ func installHTTPRouteCRD(ctx context.Context, c *testcluster.Cluster) error {
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("waiting for the HTTPRoute CRD: %w", ctx.Err())
+			return fmt.Errorf("waiting for the CRD %s: %w", crd.Name, ctx.Err())
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
@@ -91,8 +98,15 @@ func installHTTPRouteCRD(ctx context.Context, c *testcluster.Cluster) error {
 // returns a direct (uncached) client.
 func startController(t *testing.T) client.Client {
 	t.Helper()
+	return startControllerReading(t, func(r client.Reader) client.Reader { return r })
+}
+
+// startControllerReading is startController with the controller's API
+// reader wrapped by wrap, for tests that watch what it reads.
+func startControllerReading(t *testing.T, wrap func(client.Reader) client.Reader) client.Client {
+	t.Helper()
 	return cluster.StartManager(t, func(mgr ctrl.Manager) error {
-		r := &Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("rollouts-controller")}
+		r := &Reconciler{Client: mgr.GetClient(), APIReader: wrap(mgr.GetAPIReader()), Recorder: mgr.GetEventRecorder("rollouts-controller")}
 		if err := r.SetupWithManager(mgr); err != nil {
 			return err
 		}

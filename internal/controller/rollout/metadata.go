@@ -26,18 +26,8 @@ const annotationRole = "rollout.skiff.io/pod-role"
 // a steady state costs no API call.
 func (p *pass) syncRoleMetadata(ctx context.Context) error {
 	roleOf, roles := p.roles()
-	managedLabels, managedAnnotations := map[string]bool{}, map[string]bool{}
-	for _, md := range roles {
-		if md == nil {
-			continue
-		}
-		for k := range md.Labels {
-			managedLabels[k] = true
-		}
-		for k := range md.Annotations {
-			managedAnnotations[k] = true
-		}
-	}
+	managed := rollout.RoleMetadataKeys(roles, nil)
+	managedLabels, managedAnnotations := managed.Labels, managed.Annotations
 	if len(managedLabels) == 0 && len(managedAnnotations) == 0 {
 		return nil
 	}
@@ -79,6 +69,12 @@ func (p *pass) syncRoleMetadata(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// roleMetadata lists the metadata of all roles of the strategy.
+func (p *pass) roleMetadata() []*v1alpha1.PodTemplateMetadata {
+	_, roles := p.roles()
+	return roles
 }
 
 // roles says which role each ReplicaSet's pods have (and its metadata),

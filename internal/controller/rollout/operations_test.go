@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -21,10 +20,8 @@ import (
 func TestPausedRolloutHoldsTheUpdate(t *testing.T) {
 	c := startController(t)
 	ns := cluster.Namespace(t)
-	createServices(t, c, "canary-services.yml", ns)
-	ro := readRollout(t, "canary.yml", ns)
-	create(t, c, ro)
-	stable := waitFor(t, c, ro, "first revision Healthy", healthyAt).Status.CurrentPodHash
+	ro, first := firstRevision(t, c, ns, "canary-services.yml", "canary.yml")
+	stable := first.Status.CurrentPodHash
 
 	canary := editSpec(t, c, ro, func(spec *v1alpha1.RolloutSpec) {
 		spec.Paused = true
@@ -116,40 +113,4 @@ func TestRevisionHistoryLimitDeletesOldReplicaSets(t *testing.T) {
 		}
 		return len(rss) == 3 && rss[first] == nil && rss[last] != nil, strings.Join(names, " ")
 	})
-}
-
-// The hash is Kubernetes' pod-template-hash algorithm: for the same
-// (defaulted) template it matches what kube-controller-manager computes
-// for a Deployment.
-func TestPodTemplateHashMatchesKubernetes(t *testing.T) {
-	c := startController(t)
-	ns := cluster.Namespace(t)
-	ro := readRollout(t, "rollout-bg-test.yml", ns)
-	dep := &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Name: "hash-check", Namespace: ns},
-		Spec: appsv1.DeploymentSpec{
-			Replicas: ptr.To[int32](0),
-			Selector: ro.Spec.Selector,
-			Template: ro.Spec.Template,
-		},
-	}
-	create(t, c, dep)
-	var rs *appsv1.ReplicaSet
-	waitUntil(t, "the Deployment's ReplicaSet", func() (bool, string) {
-		var list appsv1.ReplicaSetList
-		if err := c.List(context.Background(), &list, client.InNamespace(ns)); err != nil {
-			return false, err.Error()
-		}
-		if len(list.Items) == 0 {
-			return false, "none"
-		}
-		rs = &list.Items[0]
-		return true, ""
-	})
-	if err := c.Get(context.Background(), client.ObjectKeyFromObject(dep), dep); err != nil {
-		t.Fatal(err)
-	}
-	if got, want := rollout.PodTemplateHash(&dep.Spec.Template, nil), rs.Labels["pod-template-hash"]; got != want {
-		t.Errorf("PodTemplateHash = %s, kube-controller-manager computed %s", got, want)
-	}
 }

@@ -3,6 +3,7 @@ package rollout
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"time"
@@ -11,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -46,6 +48,80 @@ func (p *pass) rsByHash(hash string) *appsv1.ReplicaSet {
 		}
 	}
 	return nil
+}
+
+// templateMatch is what adoptEqualTemplate found for a Rollout: for the
+// hash computed from its template, the hash of the ReplicaSet with an equal
+// template ("" for none).
+type templateMatch struct {
+	uid   types.UID
+	hash  string
+	match string
+}
+
+// adoptEqualTemplate makes p.hash that of an existing ReplicaSet whose pod
+// template equals the Rollout's when no ReplicaSet carries the computed
+// hash, as Argo Rollouts does: one Argo Rollouts made before Skiff took over
+// (read through a CRD that defaulted other fields, or hashed with another
+// k8s.io/api), or one an older Skiff made with its former hash. Without it a
+// takeover or an upgrade would start a new revision of the same pods.
+//
+// The comparison needs the template as the API server stores it in a
+// ReplicaSet, defaults included, which a dry-run create returns. Its outcome
+// is remembered per Rollout and computed hash, so the dry run happens once
+// per template, not on every pass.
+func (p *pass) adoptEqualTemplate(ctx context.Context) error {
+	if len(p.allRS) == 0 || p.rsByHash(p.hash) != nil {
+		return nil
+	}
+	match, err := p.equalTemplate(ctx)
+	if err != nil {
+		return err
+	}
+	if match != "" {
+		p.hash = match
+	}
+	return nil
+}
+
+// equalTemplate returns the hash of the oldest ReplicaSet whose template
+// equals the Rollout's, "" when there is none.
+func (p *pass) equalTemplate(ctx context.Context) (string, error) {
+	key := client.ObjectKeyFromObject(p.ro)
+	if v, ok := p.r.templateMatches.Load(key); ok {
+		if m := v.(templateMatch); m.uid == p.ro.UID && m.hash == p.hash && (m.match == "" || p.rsByHash(m.match) != nil) {
+			return m.match, nil
+		}
+	}
+	desired, err := p.storedTemplate(ctx)
+	if err != nil {
+		return "", err
+	}
+	candidates := slices.Clone(p.allRS)
+	sort.SliceStable(candidates, func(i, j int) bool {
+		return candidates[i].CreationTimestamp.Before(&candidates[j].CreationTimestamp)
+	})
+	m := templateMatch{uid: p.ro.UID, hash: p.hash}
+	for _, rs := range candidates {
+		injected := rollout.RoleMetadataKeys(p.roleMetadata(), rs.Annotations)
+		if hash := rs.Labels[rollout.PodTemplateHashLabel]; hash != "" && rollout.SameTemplate(&rs.Spec.Template, desired, injected) {
+			m.match = hash
+			break
+		}
+	}
+	p.r.templateMatches.Store(key, m)
+	return m.match, nil
+}
+
+// storedTemplate is the pod template of the Rollout's new ReplicaSet as the
+// API server would store it, from a dry-run create.
+func (p *pass) storedTemplate(ctx context.Context) (*corev1.PodTemplateSpec, error) {
+	rs := p.newReplicaSet()
+	rs.Name, rs.GenerateName = "", p.ro.Name+"-"
+	if err := p.r.Client.Create(ctx, rs, client.DryRunAll); err != nil {
+		return nil, fmt.Errorf("defaulting the pod template of Rollout %s/%s with a dry-run create of its ReplicaSet: %w", p.ro.Namespace, p.ro.Name, err)
+	}
+	return &rs.Spec.Template, nil
 }
 
 func revisionOf(rs *appsv1.ReplicaSet) int64 {
@@ -227,6 +303,9 @@ func (p *pass) scale(ctx context.Context, rs *appsv1.ReplicaSet, replicas int32)
 
 // setAnnotation sets (value != "") or removes (value == "") an annotation of rs.
 func (p *pass) setAnnotation(ctx context.Context, rs *appsv1.ReplicaSet, key, value string) error {
+	if rs == nil {
+		return nil
+	}
 	current, has := rs.Annotations[key]
 	if (value == "" && !has) || (value != "" && current == value) {
 		return nil

@@ -86,7 +86,6 @@ func (p *pass) reportUnsupported() {
 	}
 	if c := spec.Strategy.Canary; c != nil {
 		add(c.PingPong != nil, "canary.pingPong")
-		add(c.ScaleDownDelayRevisionLimit != nil, "canary.scaleDownDelayRevisionLimit")
 		for i, step := range c.Steps {
 			add(step.Experiment != nil, fmt.Sprintf("canary.steps[%d].experiment (skipped)", i))
 			add(step.Plugin != nil, fmt.Sprintf("canary.steps[%d].plugin (skipped)", i))
