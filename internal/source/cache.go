@@ -27,6 +27,11 @@ type Options struct {
 	// keys. Empty means go-git's defaults: $SSH_KNOWN_HOSTS, else
 	// ~/.ssh/known_hosts and /etc/ssh/ssh_known_hosts.
 	KnownHostsFiles []string
+	// MaxFileBytes is the largest file a checkout writes (default
+	// DefaultMaxFileBytes); MaxCheckoutBytes bounds one checkout's files in
+	// total (default DefaultMaxCheckoutBytes). A commit over either fails
+	// to check out, with an error naming the file.
+	MaxFileBytes, MaxCheckoutBytes int64
 }
 
 // Stats counts network and disk work done by a Cache, so callers and tests
@@ -130,6 +135,11 @@ func (r *cachedRepo) open(create bool) (*git.Repository, error) {
 // heap with a 4 MiB bound and 1.6 MiB with this one.
 const objectCacheSize = 1 * cache.MiByte
 
+// largeObjectThreshold is the size past which go-git streams an object
+// from its pack instead of inflating it whole into memory: a checkout of a
+// 200 MB file otherwise held it (and copies of it) in the heap.
+const largeObjectThreshold = 1 << 20
+
 // openBare opens the bare repository at path with a bounded object cache.
 func openBare(path string) (*git.Repository, error) {
 	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
@@ -139,7 +149,8 @@ func openBare(path string) (*git.Repository, error) {
 }
 
 func bareStorage(path string) *filesystem.Storage {
-	return filesystem.NewStorage(osfs.New(path), cache.NewObjectLRU(objectCacheSize))
+	return filesystem.NewStorageWithOptions(osfs.New(path), cache.NewObjectLRU(objectCacheSize),
+		filesystem.Options{LargeObjectThreshold: largeObjectThreshold})
 }
 
 // LsRemote lists the remote's references as ref name → SHA, like
