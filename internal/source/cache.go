@@ -32,6 +32,11 @@ type Options struct {
 	// total (default DefaultMaxCheckoutBytes). A commit over either fails
 	// to check out, with an error naming the file.
 	MaxFileBytes, MaxCheckoutBytes int64
+	// MaxCachedCheckouts and MaxCachedCheckoutBytes bound the trees kept on
+	// disk (defaults DefaultMaxCachedCheckouts, DefaultMaxCachedCheckoutBytes):
+	// past either, the least recently used trees no caller holds are removed.
+	MaxCachedCheckouts     int
+	MaxCachedCheckoutBytes int64
 }
 
 // Stats counts network and disk work done by a Cache, so callers and tests
@@ -41,6 +46,9 @@ type Stats struct {
 	Fetches   int64 // object transfers, including the first one of a repository
 	Clones    int64 // fetches that populated an empty cache for a repository
 	Checkouts int64 // trees materialized on disk
+	// Trees and TreeBytes are the checkouts on disk now and their size.
+	Trees     int
+	TreeBytes int64
 }
 
 // Cache holds one bare repository per remote under its directory:
@@ -57,6 +65,7 @@ type Cache struct {
 
 	mu    sync.Mutex
 	repos map[string]*cachedRepo
+	trees *checkouts
 
 	lsRemotes, fetches, clones, checkouts atomic.Int64
 }
@@ -72,16 +81,19 @@ type cachedRepo struct {
 // NewCache returns a Cache rooted at dir, which is created on first use.
 // Existing content is reused, so a restarted process does not clone again.
 func NewCache(dir string, opts Options) *Cache {
-	return &Cache{dir: dir, opts: opts, repos: make(map[string]*cachedRepo)}
+	return &Cache{dir: dir, opts: opts, repos: make(map[string]*cachedRepo), trees: newCheckouts(dir, opts)}
 }
 
 // Stats returns a snapshot of the counters.
 func (c *Cache) Stats() Stats {
+	trees, treeBytes := c.trees.stats()
 	return Stats{
 		LsRemotes: c.lsRemotes.Load(),
 		Fetches:   c.fetches.Load(),
 		Clones:    c.clones.Load(),
 		Checkouts: c.checkouts.Load(),
+		Trees:     trees,
+		TreeBytes: treeBytes,
 	}
 }
 

@@ -31,53 +31,84 @@ const maxSymlinkTarget = 4096
 // larger than MaxFileBytes (or a tree larger than MaxCheckoutBytes) fails
 // the checkout, naming it.
 //
-// The directory is shared by every caller: treat it as read-only.
+// The directory is shared by every caller: treat it as read-only. Trees no
+// caller holds may be removed (see Options.MaxCachedCheckouts): read one
+// under Acquire.
 func (c *Cache) Checkout(ctx context.Context, rawURL, sha string) (string, error) {
-	dir, err := c.checkout(ctx, rawURL, strings.ToLower(strings.TrimSpace(sha)))
+	dir, release, err := c.Acquire(ctx, rawURL, sha)
 	if err != nil {
-		return "", newRepoError("checkout", rawURL, Credentials{}, sha, err)
+		return "", err
 	}
+	release()
 	return dir, nil
 }
 
-func (c *Cache) checkout(ctx context.Context, rawURL, sha string) (string, error) {
+// Acquire is Checkout, holding the tree until release is called: a held
+// tree is never removed. release may be called once.
+func (c *Cache) Acquire(ctx context.Context, rawURL, sha string) (dir string, release func(), err error) {
+	sha = strings.ToLower(strings.TrimSpace(sha))
 	if len(sha) != 40 || !isHex(sha) {
-		return "", errors.New("want a full 40 character commit SHA")
+		return "", nil, newRepoError("checkout", rawURL, Credentials{}, sha, errors.New("want a full 40 character commit SHA"))
 	}
+	// Each pass either holds the tree or finds it evicted by another
+	// caller between its checkout and its hold, which a retry fixes.
+	for range 3 {
+		if dir, release, ok := c.trees.hold(c.treeDir(rawURL, sha)); ok {
+			return dir, release, nil
+		}
+		dir, size, err := c.checkout(ctx, rawURL, sha)
+		if err != nil {
+			return "", nil, newRepoError("checkout", rawURL, Credentials{}, sha, err)
+		}
+		if release, ok := c.trees.add(dir, size); ok {
+			return dir, release, nil
+		}
+	}
+	return "", nil, newRepoError("checkout", rawURL, Credentials{}, sha, errors.New("the tree was removed as soon as it was written; the checkout cache is too small"))
+}
+
+// treeDir is where the tree of sha is materialized.
+func (c *Cache) treeDir(rawURL, sha string) string {
+	return filepath.Join(c.dir, repoKey(rawURL), "trees", sha)
+}
+
+// checkout writes the tree of sha unless it is on disk, and returns its
+// directory and size (-1 when it was already there).
+func (c *Cache) checkout(ctx context.Context, rawURL, sha string) (string, int64, error) {
 	r := c.entry(rawURL)
 	treesDir := filepath.Join(r.dir, "trees")
 	final := filepath.Join(treesDir, sha)
 	if isDir(final) {
-		return final, nil
+		return final, -1, nil
 	}
 
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if isDir(final) { // materialized while we waited
-		return final, nil
+		return final, -1, nil
 	}
 	repo, err := r.open(false)
 	if err != nil {
-		return "", err
+		return "", 0, err
 	}
 	commit, err := repo.CommitObject(plumbing.NewHash(sha))
 	if errors.Is(err, plumbing.ErrObjectNotFound) {
-		return "", fmt.Errorf("%w: commit is not in the cache; resolve it first", ErrRevisionNotFound)
+		return "", 0, fmt.Errorf("%w: commit is not in the cache; resolve it first", ErrRevisionNotFound)
 	}
 	if err != nil {
-		return "", fmt.Errorf("read commit: %w", err)
+		return "", 0, fmt.Errorf("read commit: %w", err)
 	}
 	tree, err := commit.Tree()
 	if err != nil {
-		return "", fmt.Errorf("read tree: %w", err)
+		return "", 0, fmt.Errorf("read tree: %w", err)
 	}
 
 	if err := os.MkdirAll(treesDir, 0o755); err != nil {
-		return "", fmt.Errorf("create trees directory: %w", err)
+		return "", 0, fmt.Errorf("create trees directory: %w", err)
 	}
 	tmp, err := os.MkdirTemp(treesDir, tmpTreePrefix+sha+"-")
 	if err != nil {
-		return "", fmt.Errorf("create temporary tree directory: %w", err)
+		return "", 0, fmt.Errorf("create temporary tree directory: %w", err)
 	}
 	keep := false
 	defer func() {
@@ -87,20 +118,20 @@ func (c *Cache) checkout(ctx context.Context, rawURL, sha string) (string, error
 	}()
 	tw := &treeWriter{repo: repo, root: tmp, maxFile: c.opts.maxFileBytes(), maxTotal: c.opts.maxCheckoutBytes()}
 	if err := tw.write(ctx, tree, tmp, 0); err != nil {
-		return "", err
+		return "", 0, err
 	}
 	if err := os.Chmod(tmp, 0o755); err != nil { // MkdirTemp creates 0700
-		return "", fmt.Errorf("set tree permissions: %w", pathError(err))
+		return "", 0, fmt.Errorf("set tree permissions: %w", pathError(err))
 	}
 	if err := os.Rename(tmp, final); err != nil {
 		if isDir(final) { // another process won the race; its tree is identical
-			return final, nil
+			return final, -1, nil
 		}
-		return "", fmt.Errorf("move tree into place: %w", pathError(err))
+		return "", 0, fmt.Errorf("move tree into place: %w", pathError(err))
 	}
 	keep = true
 	c.checkouts.Add(1)
-	return final, nil
+	return final, tw.total, nil
 }
 
 // tmpTreePrefix starts the names of trees being written.

@@ -1,10 +1,12 @@
 package source
 
-// Default bounds on what a checkout writes.
+// Default bounds on what a Cache writes and keeps on disk.
 const (
 	// DefaultMaxFileBytes is GitHub's limit on one file: larger ones need LFS.
-	DefaultMaxFileBytes     = 100 << 20
-	DefaultMaxCheckoutBytes = 1 << 30
+	DefaultMaxFileBytes           = 100 << 20
+	DefaultMaxCheckoutBytes       = 1 << 30
+	DefaultMaxCachedCheckouts     = 100
+	DefaultMaxCachedCheckoutBytes = 2 << 30
 )
 
 func (o Options) maxFileBytes() int64 {
