@@ -69,7 +69,7 @@ func renderDirectory(ctx context.Context, req Request, t tree, dir string) ([]Ma
 		name := t.rel(p)
 		var objs []*unstructured.Unstructured
 		if ext == ".jsonnet" {
-			objs, err = evalJsonnet(ctx, req, t, p)
+			objs, _, err = evalJsonnet(ctx, req, t, p, req.Limits.MaxOutputBytes)
 		} else {
 			var data []byte
 			if data, err = t.readFile(p, req.Limits.MaxFileBytes); err != nil {

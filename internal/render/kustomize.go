@@ -25,23 +25,50 @@ import (
 	"github.com/skiffcd/skiff/api/v1alpha1"
 )
 
-// renderKustomize builds the kustomization in dir with krusty, in process.
+// renderKustomize builds the kustomization in dir with krusty. krusty
+// takes no context, so the build runs in a worker (kustomizeBuild), killed
+// if ctx ends first; the caller decodes its YAML. Every manifest's File is
+// the application's kustomization file.
+func renderKustomize(ctx context.Context, req Request, t tree, dir string) ([]Manifest, error) {
+	outs, err := isolate(ctx, req, job{Kind: KindKustomize, Request: req, Dir: dir, MaxOutputBytes: req.Limits.MaxOutputBytes})
+	if err != nil {
+		return nil, fmt.Errorf("%s: kustomize build: %w", t.rel(dir), err)
+	}
+	var out []Manifest
+	for _, o := range outs {
+		objs, err := decodeYAML(o.Name, o.Text)
+		if err != nil {
+			return nil, err
+		}
+		for _, obj := range objs {
+			out = append(out, Manifest{Object: obj, File: o.Name})
+		}
+	}
+	return out, nil
+}
+
+// kustomizeBuild is the worker's side of renderKustomize.
 //
 // Kustomize reads from an in-memory copy of the repository, so it cannot
 // read outside the root whatever its load restrictor allows, and Argo CD's
 // overrides are applied by editing the copy of the application's
 // kustomization file, as Argo CD's `kustomize edit` calls do. Remote
 // resources are refused before the build: there is no network access.
-// Every manifest's File is the application's kustomization file.
-func renderKustomize(ctx context.Context, req Request, t tree, dir string) ([]Manifest, error) {
+func kustomizeBuild(ctx context.Context, j job) ([]jobOutput, error) {
+	req := j.Request
+	req.Limits = effectiveLimits(req.Limits)
+	t, err := newTree(req.Root)
+	if err != nil {
+		return nil, err
+	}
 	fSys := filesys.MakeFsInMemory()
 	if err := copyTree(ctx, req.Limits, t, fSys); err != nil {
 		return nil, err
 	}
-	memDir := path.Join("/", t.rel(dir))
+	memDir := path.Join("/", t.rel(j.Dir))
 	kfile := findKustomization(fSys, memDir)
 	if kfile == "" {
-		return nil, fmt.Errorf("%s: no kustomization file (%s)", t.rel(dir), strings.Join(kustomizationNames, ", "))
+		return nil, fmt.Errorf("no kustomization file (%s)", strings.Join(kustomizationNames, ", "))
 	}
 	name := strings.TrimPrefix(kfile, "/")
 	if o := req.Source.Kustomize; o != nil {
@@ -52,43 +79,15 @@ func renderKustomize(ctx context.Context, req Request, t tree, dir string) ([]Ma
 	if err := refuseRemote(fSys, memDir, map[string]bool{}); err != nil {
 		return nil, err
 	}
-
-	type result struct {
-		yaml []byte
-		err  error
-	}
-	done := make(chan result, 1)
-	go func() {
-		// krusty takes no context: on timeout the build is abandoned.
-		resMap, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(fSys, memDir)
-		if err != nil {
-			done <- result{err: err}
-			return
-		}
-		y, err := resMap.AsYaml()
-		done <- result{y, err}
-	}()
-	var res result
-	select {
-	case <-ctx.Done():
-		return nil, fmt.Errorf("%s: kustomize build: %w", name, ctx.Err())
-	case res = <-done:
-	}
-	if res.err != nil {
-		return nil, fmt.Errorf("%s: kustomize build: %w", name, res.err)
-	}
-	if int64(len(res.yaml)) > req.Limits.MaxOutputBytes {
-		return nil, fmt.Errorf("%s: kustomize output is larger than the limit of %d bytes", name, req.Limits.MaxOutputBytes)
-	}
-	objs, err := decodeYAML(name, res.yaml)
+	resMap, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(fSys, memDir)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	out := make([]Manifest, len(objs))
-	for i, o := range objs {
-		out[i] = Manifest{Object: o, File: name}
+	y, err := resMap.AsYaml()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	return out, nil
+	return []jobOutput{{Name: name, Text: y}}, nil
 }
 
 // copyTree copies the repository (but .git) into fSys, rooted at "/". The

@@ -22,6 +22,7 @@ import (
 // order for plain files, Kustomize's build order).
 func Render(ctx context.Context, req Request) ([]Manifest, error) {
 	req.Limits = effectiveLimits(req.Limits)
+	caller := ctx
 	ctx, cancel := context.WithTimeout(ctx, req.Limits.Timeout)
 	defer cancel()
 
@@ -50,14 +51,21 @@ func Render(ctx context.Context, req Request) ([]Manifest, error) {
 	default:
 		err = fmt.Errorf("renderer %q is not supported", kind)
 	}
+	if err == nil {
+		err = ctx.Err()
+	}
 	if err != nil {
-		if ctxErr := ctx.Err(); ctxErr != nil && !errors.Is(err, ctxErr) {
+		ctxErr := ctx.Err()
+		switch {
+		case ctxErr == nil:
+			return nil, err
+		case caller.Err() == nil: // the render's own deadline
+			return nil, fmt.Errorf("render of %s stopped at its deadline of %s: %w", kind, req.Limits.Timeout, err)
+		case errors.Is(err, ctxErr):
+			return nil, fmt.Errorf("render of %s: %w", kind, err)
+		default:
 			return nil, fmt.Errorf("render of %s stopped: %w (%w)", kind, ctxErr, err)
 		}
-		return nil, err
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("render of %s: %w", kind, err)
 	}
 	if err := checkOutput(out, req.Limits.MaxOutputBytes); err != nil {
 		return nil, err

@@ -223,7 +223,11 @@ func (s *Server) Manifests(ctx context.Context, req Request) (*Response, error) 
 			Root: resolved[i].root, Path: path, Source: src,
 			AppName: req.AppName, Namespace: req.Namespace,
 			KubeVersion: req.KubeVersion, APIVersions: req.APIVersions,
-			RefRoots: refRoots, Limits: s.opts.Limits, Charts: s.helm,
+			RefRoots: refRoots, Limits: s.opts.Limits,
+			FetchDependency: func(ctx context.Context, repoURL, chart, version string) (string, error) {
+				dir, _, err := s.helm.Fetch(ctx, repoURL, chart, version, helmrepo.Credentials{})
+				return dir, err
+			},
 		})
 		if err != nil {
 			return nil, fmt.Errorf("source %d (%s): %w", i+1, source.Redact(src.RepoURL), err)
