@@ -219,10 +219,10 @@ func (w *treeWriter) writeBlob(h plumbing.Hash, path string, perm os.FileMode) e
 		return fmt.Errorf("read blob for %s: %w", name, err)
 	}
 	if blob.Size > w.maxFile {
-		return fmt.Errorf("%s: file of %d bytes is larger than the limit of %d bytes", name, blob.Size, w.maxFile)
+		return fmt.Errorf("%s: file of %d bytes is %w of %d bytes", name, blob.Size, ErrTooLarge, w.maxFile)
 	}
 	if w.total += blob.Size; w.total > w.maxTotal {
-		return fmt.Errorf("%s: the commit's files are larger than the limit of %d bytes", name, w.maxTotal)
+		return fmt.Errorf("%s: the commit's files are %w of %d bytes", name, ErrTooLarge, w.maxTotal)
 	}
 	src, err := blob.Reader()
 	if err != nil {
