@@ -10,6 +10,7 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 
+	"github.com/skiffcd/skiff/internal/project"
 	"github.com/skiffcd/skiff/internal/render"
 	"github.com/skiffcd/skiff/internal/source"
 	"github.com/skiffcd/skiff/internal/testgit"
@@ -91,6 +92,9 @@ func TestCacheableFailure(t *testing.T) {
 		"no worker free before the deadline says nothing": {
 			err: render.Unavailable(fmt.Errorf("no render worker was free: %w", context.DeadlineExceeded)),
 		},
+		"a project refusing a repository may change its mind": {
+			err: fmt.Errorf("helm: %w", &dependencyNotPermitted{repo: "https://charts.example.com", project: "p"}),
+		},
 		"a commit with a file over the limit stays so": {
 			err: tooLarge, want: true,
 		},
@@ -104,5 +108,8 @@ func TestCacheableFailure(t *testing.T) {
 				t.Errorf("cacheableFailure(%v, %v) = %v, want %v", tc.callerErr, tc.err, got, tc.want)
 			}
 		})
+	}
+	if !errors.Is(&dependencyNotPermitted{}, project.ErrNotPermitted) {
+		t.Error("a dependency refused by the project is not project.ErrNotPermitted")
 	}
 }

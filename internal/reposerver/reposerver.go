@@ -32,6 +32,7 @@ import (
 	"time"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
+	"github.com/skiffcd/skiff/internal/project"
 	"github.com/skiffcd/skiff/internal/render"
 	"github.com/skiffcd/skiff/internal/source"
 	"github.com/skiffcd/skiff/internal/source/helmrepo"
@@ -53,12 +54,20 @@ type Options struct {
 	Limits render.Limits
 	// Credentials looks up repository credentials; nil means anonymous.
 	Credentials CredentialsFunc
+	// Projects looks up an Application's AppProject, whose sourceRepos
+	// decide which Helm repositories a chart's dependencies may be
+	// downloaded from. Nil permits every repository: for a process that
+	// renders on behalf of its own user (the CLI's `skiff render`).
+	Projects ProjectFunc
 	// Workers runs the renders' isolated steps, and its size bounds the
 	// renders running at once; nil means render.DefaultPool().
 	Workers *render.Pool
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }
+
+// ProjectFunc returns the AppProject named name ("" is the default one).
+type ProjectFunc func(ctx context.Context, name string) (*v1alpha1.AppProject, error)
 
 // Server renders Applications' sources. It is safe for concurrent use.
 type Server struct {
@@ -147,6 +156,9 @@ type Request struct {
 	// AppName is the Application's name (Helm's default release name).
 	// Renders of one app run one at a time.
 	AppName string
+	// Project is the Application's spec.project: its sourceRepos permit
+	// the Helm repositories of chart dependencies (see Options.Projects).
+	Project string
 	// Sources are spec.sources, or spec.source alone, as written.
 	Sources []v1alpha1.ApplicationSource
 	// Revisions, when set, pin each source to a revision (an operation's
@@ -315,14 +327,14 @@ func (s *Server) renderOnce(ctx context.Context, req Request, key string, resolv
 
 // cacheableFailure reports whether a render's error belongs to what was
 // rendered, so that rendering the same key again would fail the same way:
-// not when the caller gave up (callerErr), or a worker or a download was
-// unavailable.
+// not when the caller gave up (callerErr), a worker or a download was
+// unavailable, or the project refused a repository (the project may change).
 func cacheableFailure(callerErr, err error) bool {
 	var repoErr *source.RepoError
 	switch {
 	case callerErr != nil:
 		return false
-	case errors.Is(err, render.ErrUnavailable):
+	case errors.Is(err, render.ErrUnavailable), errors.Is(err, project.ErrNotPermitted):
 		return false
 	case errors.As(err, &repoErr):
 		return errors.Is(err, source.ErrTooLarge) // checkouts fail for other, passing reasons too
@@ -364,7 +376,7 @@ func (s *Server) render(ctx context.Context, req Request, resolved []resolvedRev
 			AppName: req.AppName, Namespace: req.Namespace,
 			KubeVersion: req.KubeVersion, APIVersions: req.APIVersions,
 			RefRoots: refRoots, Limits: s.opts.Limits,
-			FetchDependency: s.dependencyFetcher(), Workers: s.opts.Workers,
+			FetchDependency: s.dependencyFetcher(req.Project), Workers: s.opts.Workers,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("source %d (%s): %w", i+1, source.Redact(src.RepoURL), err)
@@ -375,18 +387,6 @@ func (s *Server) render(ctx context.Context, req Request, resolved []resolvedRev
 		return nil, err
 	}
 	return all, nil
-}
-
-// dependencyFetcher downloads chart dependencies anonymously. A download
-// failure says nothing about the revision: most pass.
-func (s *Server) dependencyFetcher() render.DependencyFetcher {
-	return func(ctx context.Context, repoURL, chart, version string) (string, error) {
-		dir, _, err := s.helm.Fetch(ctx, repoURL, chart, version, helmrepo.Credentials{})
-		if err != nil {
-			return "", render.Unavailable(err)
-		}
-		return dir, nil
-	}
 }
 
 // copyManifests deep-copies manifests: each caller owns what it gets.

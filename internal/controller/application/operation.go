@@ -133,7 +133,7 @@ func (r *Reconciler) sync(ctx context.Context, app *v1alpha1.Application) (synce
 	}
 	srcs, pins := operationSources(app, op)
 	resp, err := r.Repo.Manifests(ctx, reposerver.Request{
-		AppName: app.Name, Sources: srcs, Revisions: pins, Namespace: app.Spec.Destination.Namespace,
+		AppName: app.Name, Project: app.Spec.Project, Sources: srcs, Revisions: pins, Namespace: app.Spec.Destination.Namespace,
 		KubeVersion: r.kubeVersion, APIVersions: r.apiVersions,
 	})
 	if err != nil {
