@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/kustomize/api/krusty"
@@ -62,7 +63,7 @@ func kustomizeBuild(ctx context.Context, j job) ([]jobOutput, error) {
 		return nil, err
 	}
 	fSys := filesys.MakeFsInMemory()
-	if err := copyTree(ctx, req.Limits, t, fSys); err != nil {
+	if err := copyTree(ctx, req.Limits, t, req.ImmutableRoot, fSys); err != nil {
 		return nil, err
 	}
 	memDir := path.Join("/", t.rel(j.Dir))
@@ -93,12 +94,40 @@ func kustomizeBuild(ctx context.Context, j job) ([]jobOutput, error) {
 // copyTree copies the repository (but .git) into fSys, rooted at "/". The
 // copy counts against MaxFiles and MaxFileBytes per file, and its total size
 // is bounded by MaxOutputBytes so a huge repository cannot exhaust memory.
-func copyTree(ctx context.Context, lim Limits, t tree, fSys filesys.FileSystem) error {
-	files := 0
+//
+// Reading the files is most of a Kustomize render's cost (a whole
+// repository for one kustomization, which may reach anywhere in it), so
+// the files of an immutable root are kept for the next job: the apps of
+// one commit, compared together, read it once per worker.
+func copyTree(ctx context.Context, lim Limits, t tree, immutable bool, fSys filesys.FileSystem) error {
+	files, ok := lastTree.get(t.root, lim, immutable)
+	if !ok {
+		var err error
+		if files, err = readTree(ctx, lim, t); err != nil {
+			return err
+		}
+		lastTree.put(t.root, lim, immutable, files)
+	}
+	for _, f := range files {
+		if err := fSys.WriteFile(f.path, f.data); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// treeFile is a file of a repository, by its path from "/".
+type treeFile struct {
+	path string
+	data []byte
+}
+
+func readTree(ctx context.Context, lim Limits, t tree) ([]treeFile, error) {
+	var files []treeFile
 	var total int64
 	skipGit := func(name string) bool { return name == ".git" }
-	return t.walk(ctx, t.root, true, skipGit, func(p string, info fs.FileInfo) error {
-		if files++; files > lim.MaxFiles {
+	err := t.walk(ctx, t.root, true, skipGit, func(p string, info fs.FileInfo) error {
+		if len(files) >= lim.MaxFiles {
 			return fmt.Errorf("repository has more than %d files for kustomize to read", lim.MaxFiles)
 		}
 		if info.Size() > lim.MaxFileBytes {
@@ -111,8 +140,47 @@ func copyTree(ctx context.Context, lim Limits, t tree, fSys filesys.FileSystem) 
 		if total += int64(len(data)); total > lim.MaxOutputBytes {
 			return fmt.Errorf("repository is larger than the limit of %d bytes for kustomize to read", lim.MaxOutputBytes)
 		}
-		return fSys.WriteFile(path.Join("/", t.rel(p)), data)
+		files = append(files, treeFile{path: path.Join("/", t.rel(p)), data: data})
+		return nil
 	})
+	return files, err
+}
+
+// maxKeptTreeBytes bounds the tree a worker keeps between jobs; a larger
+// one is read again for each render.
+const maxKeptTreeBytes = 32 << 20
+
+// lastTree is the last immutable tree read, with the limits it was read
+// under (a tree read under larger limits may not serve smaller ones).
+var lastTree keptTree
+
+type keptTree struct {
+	mu    sync.Mutex
+	root  string
+	lim   Limits
+	files []treeFile
+}
+
+func (k *keptTree) get(root string, lim Limits, immutable bool) ([]treeFile, bool) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if !immutable || k.root != root || k.lim != lim {
+		return nil, false
+	}
+	return k.files, true
+}
+
+func (k *keptTree) put(root string, lim Limits, immutable bool, files []treeFile) {
+	var size int64
+	for _, f := range files {
+		size += int64(len(f.data))
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if !immutable || size > maxKeptTreeBytes {
+		return
+	}
+	k.root, k.lim, k.files = root, lim, files
 }
 
 // findKustomization returns the kustomization file in dir, or "".

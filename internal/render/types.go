@@ -35,6 +35,10 @@ type Request struct {
 	// RefRoots maps a source ref name ("values" for "$values/...") to the root
 	// of that source's checkout, for multi-source Helm value files.
 	RefRoots map[string]string
+	// ImmutableRoot says Root never changes (a commit's checkout, a
+	// downloaded chart): a worker may keep what it read of it for the
+	// next render of the same root.
+	ImmutableRoot bool
 	// Limits bound the render; the zero value means DefaultLimits.
 	Limits Limits
 	// FetchDependency downloads the Helm dependencies that a chart names

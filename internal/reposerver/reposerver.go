@@ -372,7 +372,7 @@ func (s *Server) render(ctx context.Context, req Request, resolved []resolvedRev
 			path = "."
 		}
 		manifests, err := render.Render(ctx, render.Request{
-			Root: roots[i], Path: path, Source: src,
+			Root: roots[i], ImmutableRoot: true, Path: path, Source: src,
 			AppName: req.AppName, Namespace: req.Namespace,
 			KubeVersion: req.KubeVersion, APIVersions: req.APIVersions,
 			RefRoots: refRoots, Limits: s.opts.Limits,
