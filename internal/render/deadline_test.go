@@ -136,9 +136,11 @@ func TestRenderStopsAtItsDeadlineAndReleasesTheCPU(t *testing.T) {
 			err := renderWithin(t, context.Background(), req, 10*time.Second)
 			t.Logf("Render returned after %s: %v", time.Since(start).Round(time.Millisecond), err)
 			if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "stopped at its deadline of 500ms") {
-				t.Fatalf("Render() error = %v, want one saying it stopped at its deadline of 500ms", err)
+				t.Errorf("Render() error = %v, want one saying it stopped at its deadline of 500ms", err)
 			}
-			if used := cpuOverWindow(t, time.Second); used > 250*time.Millisecond {
+			used := cpuOverWindow(t, time.Second)
+			t.Logf("CPU used in the second after: %s", used)
+			if used > 250*time.Millisecond {
 				t.Errorf("the process used %s of CPU in the second after the render stopped, want it idle", used)
 			}
 		})
@@ -154,7 +156,9 @@ func TestRenderStopsWhenItsCallerGivesUp(t *testing.T) {
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("Render() error = %v, want context.Canceled", err)
 	}
-	if used := cpuOverWindow(t, time.Second); used > 250*time.Millisecond {
+	used := cpuOverWindow(t, time.Second)
+	t.Logf("CPU used in the second after: %s", used)
+	if used > 250*time.Millisecond {
 		t.Errorf("the process used %s of CPU in the second after the caller gave up, want it idle", used)
 	}
 }
