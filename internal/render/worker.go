@@ -151,9 +151,11 @@ func (p *Pool) Stats() PoolStats {
 	return PoolStats{Started: p.started.Load(), Killed: p.killed.Load(), Jobs: p.jobs.Load(), Idle: idle}
 }
 
-// DefaultPool is the process's pool, used by renders whose Request names
-// none.
-var DefaultPool = sync.OnceValue(func() *Pool { return NewPool(PoolOptions{}) })
+// DefaultPool returns the process's pool, used by renders whose Request
+// names none.
+func DefaultPool() *Pool { return defaultPool() }
+
+var defaultPool = sync.OnceValue(func() *Pool { return NewPool(PoolOptions{}) })
 
 // errOutputLimit is a worker's output passing the job's byte budget.
 var errOutputLimit = errors.New("rendered output is larger than the limit")
@@ -226,11 +228,16 @@ func (p *Pool) take() (*worker, error) {
 	for len(p.idle) > 0 {
 		w := p.idle[len(p.idle)-1]
 		p.idle = p.idle[:len(p.idle)-1]
-		if w.idleTimer.Stop() {
+		if !w.idleTimer.Stop() {
+			continue // its idle timer fired: it is being closed
+		}
+		select {
+		case <-w.exited: // died idle
+			w.kill() // closes its pipes; it is reaped already
+		default:
 			p.mu.Unlock()
 			return w, nil
 		}
-		// Its idle timer fired: it is being closed.
 	}
 	p.mu.Unlock()
 	return p.start()

@@ -188,3 +188,34 @@ func TestWorkerExitsWithItsParent(t *testing.T) {
 		}
 	}
 }
+
+// A worker that died while idle (the kernel's OOM killer, an operator's
+// kill) is not handed a job: the next render starts a fresh one.
+func TestWorkerThatDiedIdleIsReplaced(t *testing.T) {
+	pool := NewPool(PoolOptions{Size: 1})
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{
+		"Chart.yaml":        "apiVersion: v2\nname: c\nversion: 0.1.0\n",
+		"templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n",
+	})
+	render := func() error {
+		_, err := Render(context.Background(), Request{Root: root, AppName: "a", Workers: pool})
+		return err
+	}
+	if err := render(); err != nil {
+		t.Fatal(err)
+	}
+	pool.mu.Lock()
+	idle := pool.idle[0]
+	pool.mu.Unlock()
+	if err := idle.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	<-idle.exited
+	if err := render(); err != nil {
+		t.Fatalf("the render after the idle worker died: %v", err)
+	}
+	if st := pool.Stats(); st.Started != 2 {
+		t.Errorf("pool stats %+v, want a second worker started", st)
+	}
+}
