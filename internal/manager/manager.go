@@ -243,7 +243,10 @@ func addApplicationController(mgr ctrl.Manager, cfg *rest.Config, opts Options, 
 	repo := reposerver.New(
 		source.NewCache(filepath.Join(cacheDir, "repos"), source.Options{}),
 		helmrepo.New(filepath.Join(cacheDir, "charts"), nil),
-		reposerver.Options{Credentials: reposerver.SecretCredentials(config, opts.Namespace)},
+		reposerver.Options{
+			Credentials: reposerver.SecretCredentials(config, opts.Namespace),
+			Projects:    reposerver.CachedProjects(mgr.GetCache(), opts.Namespace),
+		},
 	)
 	live, err := clustercache.New(cfg, clustercache.Options{Health: health.StatusText})
 	if err != nil {

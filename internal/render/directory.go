@@ -39,8 +39,14 @@ func renderDirectory(ctx context.Context, req Request, t tree, dir string) ([]Ma
 		return nil, err
 	}
 
-	var out []Manifest
-	files := 0
+	// List the files first: their sizes are known before any is read, so a
+	// directory larger than the output limit fails without decoding a byte
+	// (decoded objects take several times their text).
+	type dirFile struct {
+		path, ext string
+	}
+	var files []dirFile
+	var listed int64
 	skipHidden := func(name string) bool { return strings.HasPrefix(name, ".") }
 	err = t.walk(ctx, dir, opts.Recurse, skipHidden, func(p string, info fs.FileInfo) error {
 		ext := filepath.Ext(p)
@@ -60,37 +66,58 @@ func renderDirectory(ctx context.Context, req Request, t tree, dir string) ([]Ma
 		if include != nil && !include.Match(relToApp) {
 			return nil
 		}
-		if files++; files > req.Limits.MaxFiles {
+		if len(files) >= req.Limits.MaxFiles {
 			return fmt.Errorf("%s: more than %d files to read", t.rel(dir), req.Limits.MaxFiles)
 		}
 		if info.Size() > req.Limits.MaxFileBytes {
 			return fmt.Errorf("%s: file is larger than the limit of %d bytes", t.rel(p), req.Limits.MaxFileBytes)
 		}
-		name := t.rel(p)
-		var objs []*unstructured.Unstructured
-		if ext == ".jsonnet" {
-			objs, err = evalJsonnet(ctx, req, t, p)
-		} else {
-			var data []byte
-			if data, err = t.readFile(p, req.Limits.MaxFileBytes); err != nil {
-				return err
-			}
-			if ext == ".json" {
-				objs, err = decodeJSON(name, data)
-			} else {
-				objs, err = decodeYAML(name, data)
+		if ext != ".jsonnet" { // a Jsonnet file's output is counted, not its source
+			if listed += info.Size(); listed > req.Limits.MaxOutputBytes {
+				return fmt.Errorf("%s: the manifests to read are larger than the limit of %d bytes", t.rel(dir), req.Limits.MaxOutputBytes)
 			}
 		}
-		if err != nil {
-			return err
-		}
-		for _, o := range objs {
-			out = append(out, Manifest{Object: o, File: name})
-		}
+		files = append(files, dirFile{path: p, ext: ext})
 		return nil
 	})
 	if err != nil {
 		return nil, err
+	}
+
+	var out []Manifest
+	budget := req.Limits.MaxOutputBytes // what is left of the output limit
+	for _, f := range files {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		name := t.rel(f.path)
+		var objs []*unstructured.Unstructured
+		if f.ext == ".jsonnet" {
+			var n int64
+			if objs, n, err = evalJsonnet(ctx, req, t, f.path, budget); err != nil {
+				return nil, err
+			}
+			budget -= n
+		} else {
+			data, err := t.readFile(f.path, req.Limits.MaxFileBytes)
+			if err != nil {
+				return nil, err
+			}
+			if budget -= int64(len(data)); budget < 0 {
+				return nil, fmt.Errorf("%s: the manifests read are larger than the limit of %d bytes", t.rel(dir), req.Limits.MaxOutputBytes)
+			}
+			if f.ext == ".json" {
+				objs, err = decodeJSON(name, data)
+			} else {
+				objs, err = decodeYAML(name, data)
+			}
+			if err != nil {
+				return nil, err
+			}
+		}
+		for _, o := range objs {
+			out = append(out, Manifest{Object: o, File: name})
+		}
 	}
 	return out, nil
 }

@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 
 	"helm.sh/helm/v4/pkg/chart/common"
 	commonutil "helm.sh/helm/v4/pkg/chart/common/util"
@@ -29,61 +28,87 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
-	"github.com/skiffcd/skiff/internal/source/helmrepo"
 )
-
-// helmRepoClient fetches chart dependencies that are not vendored in
-// charts/ when the request names no client. It is a variable so that tests
-// can point it at their own cache.
-var helmRepoClient = sync.OnceValue(func() *helmrepo.Client {
-	dir, err := os.UserCacheDir()
-	if err != nil {
-		dir = os.TempDir()
-	}
-	return helmrepo.New(filepath.Join(dir, "skiff", "helm-charts"), nil)
-})
-
-// charts returns the request's chart client, or the default one.
-func charts(req Request) *helmrepo.Client {
-	if req.Charts != nil {
-		return req.Charts
-	}
-	return helmRepoClient()
-}
 
 // helmMaxDependencyDepth stops file:// dependency cycles.
 const helmMaxDependencyDepth = 10
 
-// renderHelm renders the chart in dir (absolute, inside req.Root) in process,
-// as `helm template` does for Argo CD: CRDs from crds/ first (unless
-// skipCrds), then every template object, hooks included with their
-// annotations (test hooks dropped with skipTests).
+// renderHelm renders the chart in dir (absolute, inside req.Root) as `helm
+// template` does for Argo CD: CRDs from crds/ first (unless skipCrds), then
+// every template object, hooks included with their annotations (test hooks
+// dropped with skipTests). Dependencies to download are fetched here; the
+// template engine, which cannot be interrupted, runs in a worker.
 func renderHelm(ctx context.Context, req Request, dir string) ([]Manifest, error) {
-	lim := effectiveLimits(req.Limits)
-	if lim.Timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, lim.Timeout)
-		defer cancel()
-	}
-	out, err := helmRender(ctx, req, dir, lim)
+	req.Limits = effectiveLimits(req.Limits)
+	ctx, cancel := context.WithTimeout(ctx, req.Limits.Timeout)
+	defer cancel()
+	out, err := helmRender(ctx, req, dir)
 	if err != nil {
 		return nil, fmt.Errorf("helm: %w", err)
 	}
 	return out, nil
 }
 
-func helmRender(ctx context.Context, req Request, dir string, lim Limits) ([]Manifest, error) {
+func helmRender(ctx context.Context, req Request, dir string) ([]Manifest, error) {
+	relDir, err := helmRelDir(req.Root, dir)
+	if err != nil {
+		return nil, err
+	}
+	charts, err := helmFetchDependencies(ctx, req, dir)
+	if err != nil {
+		return nil, err
+	}
+	outs, err := isolate(ctx, req, job{Kind: KindHelm, Request: req, Dir: dir, Charts: charts, MaxOutputBytes: req.Limits.MaxOutputBytes})
+	if err != nil {
+		return nil, err
+	}
+	skipTests := req.Source.Helm != nil && req.Source.Helm.SkipTests
+	var out []Manifest
+	for _, o := range outs {
+		objs, err := helmDecode(string(o.Text))
+		if err != nil {
+			return nil, fmt.Errorf("template %s: %w", o.Name, err)
+		}
+		for _, obj := range objs {
+			if !o.CRD && skipTests && helmIsTestHook(obj) {
+				continue
+			}
+			out = append(out, Manifest{Object: obj, File: path.Join(relDir, o.Name)})
+		}
+	}
+	return out, nil
+}
+
+// helmRelDir is the chart directory relative to the root, with slashes.
+func helmRelDir(root, dir string) (string, error) {
+	relDir, err := filepath.Rel(root, dir)
+	if err != nil || relDir == ".." || strings.HasPrefix(relDir, ".."+string(filepath.Separator)) {
+		return "", errors.New("chart directory is outside the source root")
+	}
+	return filepath.ToSlash(relDir), nil
+}
+
+// helmTemplate is the worker's side of a Helm render: it loads the chart
+// (dependencies from job.Charts), merges the values and runs the template
+// engine. Its outputs are the CRDs, then the templates sorted by name.
+func helmTemplate(ctx context.Context, j job) ([]jobOutput, error) {
+	req, dir := j.Request, j.Dir
+	lim := effectiveLimits(req.Limits)
 	opts := v1alpha1.ApplicationSourceHelm{}
 	if req.Source.Helm != nil {
 		opts = *req.Source.Helm
 	}
-	relDir, err := filepath.Rel(req.Root, dir)
-	if err != nil || relDir == ".." || strings.HasPrefix(relDir, ".."+string(filepath.Separator)) {
-		return nil, fmt.Errorf("chart directory %q is outside the source root", dir)
+	relDir, err := helmRelDir(req.Root, dir)
+	if err != nil {
+		return nil, err
 	}
-	relDir = filepath.ToSlash(relDir)
-
-	chrt, err := helmLoadChart(ctx, charts(req), req.Root, dir, lim, 0)
+	downloaded := func(_ context.Context, repoURL, chart, version string) (string, error) {
+		if d, ok := j.Charts[dependencyKey(repoURL, chart, version)]; ok {
+			return d, nil
+		}
+		return "", errors.New("was not downloaded before the render")
+	}
+	chrt, err := helmLoadChart(ctx, downloaded, req.Root, dir, lim, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -111,41 +136,15 @@ func helmRender(ctx context.Context, req Request, dir string, lim Limits) ([]Man
 	if err != nil {
 		return nil, fmt.Errorf("values: %w", err)
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
 	files, err := engine.Engine{}.RenderWithContext(ctx, chrt, renderVals)
 	if err != nil {
 		return nil, err
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
 
-	var out []Manifest
-	var size int64
-	add := func(name, content string, crd bool) error {
-		size += int64(len(content))
-		if size > lim.MaxOutputBytes {
-			return fmt.Errorf("rendered output exceeds %d bytes", lim.MaxOutputBytes)
-		}
-		objs, err := helmDecode(content)
-		if err != nil {
-			return fmt.Errorf("template %s: %w", name, err)
-		}
-		for _, o := range objs {
-			if !crd && opts.SkipTests && helmIsTestHook(o) {
-				continue
-			}
-			out = append(out, Manifest{Object: o, File: path.Join(relDir, name)})
-		}
-		return nil
-	}
+	var outs []jobOutput
 	if !opts.SkipCrds {
 		for _, c := range chrt.CRDObjects() {
-			if err := add(helmChartRelative(c.Filename), string(c.File.Data), true); err != nil {
-				return nil, err
-			}
+			outs = append(outs, jobOutput{Name: helmChartRelative(c.Filename), Text: c.File.Data, CRD: true})
 		}
 	}
 	names := make([]string, 0, len(files))
@@ -158,11 +157,60 @@ func helmRender(ctx context.Context, req Request, dir string, lim Limits) ([]Man
 	}
 	sort.Strings(names)
 	for _, name := range names {
-		if err := add(helmChartRelative(name), files[name], false); err != nil {
-			return nil, err
+		outs = append(outs, jobOutput{Name: helmChartRelative(name), Text: []byte(files[name])})
+	}
+	return outs, nil
+}
+
+// dependencyKey names a downloaded dependency in job.Charts.
+func dependencyKey(repoURL, chart, version string) string {
+	return repoURL + "\x00" + chart + "\x00" + version
+}
+
+// helmFetchDependencies downloads, through req.FetchDependency, the
+// dependencies that the chart in dir, or a file:// chart it names, lists
+// and does not vendor in charts/, and returns their directories by
+// dependencyKey. A chart that lists no dependency costs a read of
+// Chart.yaml.
+func helmFetchDependencies(ctx context.Context, req Request, dir string) (map[string]string, error) {
+	if !helmListsDependencies(dir, req.Limits.MaxFileBytes) {
+		return nil, nil
+	}
+	fetched := map[string]string{}
+	fetch := func(ctx context.Context, repoURL, chart, version string) (string, error) {
+		if req.FetchDependency == nil {
+			return "", fmt.Errorf("repository %s: downloading chart dependencies is not permitted here; vendor it in charts/", repoURL)
+		}
+		d, err := req.FetchDependency(ctx, repoURL, chart, version)
+		if err != nil {
+			return "", err
+		}
+		fetched[dependencyKey(repoURL, chart, version)] = d
+		return d, nil
+	}
+	if _, err := helmLoadChart(ctx, fetch, req.Root, dir, req.Limits, 0); err != nil {
+		return nil, err
+	}
+	return fetched, nil
+}
+
+// helmListsDependencies reports whether the chart in dir lists dependencies
+// (Chart.yaml, or requirements.yaml for apiVersion v1 charts). Unreadable
+// files count as listing some: loading the chart reports them.
+func helmListsDependencies(dir string, maxBytes int64) bool {
+	for _, name := range []string{"Chart.yaml", "requirements.yaml"} {
+		data, err := helmReadFile(filepath.Join(dir, name), maxBytes)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		var deps struct {
+			Dependencies []any `json:"dependencies"`
+		}
+		if err != nil || yaml.Unmarshal(data, &deps) != nil || len(deps.Dependencies) > 0 {
+			return true
 		}
 	}
-	return out, nil
+	return false
 }
 
 func helmFirst(vs ...string) string {
@@ -360,7 +408,7 @@ func helmReadFile(p string, max int64) ([]byte, error) {
 
 // helmLoadChart loads the chart in dir, reading only files that resolve
 // inside root, then supplies the dependencies missing from charts/.
-func helmLoadChart(ctx context.Context, fetcher *helmrepo.Client, root, dir string, lim Limits, depth int) (*chart.Chart, error) {
+func helmLoadChart(ctx context.Context, fetch DependencyFetcher, root, dir string, lim Limits, depth int) (*chart.Chart, error) {
 	files, err := helmChartFiles(ctx, root, dir, lim)
 	if err != nil {
 		return nil, err
@@ -369,7 +417,7 @@ func helmLoadChart(ctx context.Context, fetcher *helmrepo.Client, root, dir stri
 	if err != nil {
 		return nil, fmt.Errorf("load chart: %w", err)
 	}
-	if err := helmAddMissingDependencies(ctx, fetcher, root, dir, chrt, lim, depth); err != nil {
+	if err := helmAddMissingDependencies(ctx, fetch, root, dir, chrt, lim, depth); err != nil {
 		return nil, err
 	}
 	return chrt, nil
@@ -467,7 +515,7 @@ func helmChartFiles(ctx context.Context, root, dir string, lim Limits) ([]*archi
 // helmAddMissingDependencies loads the dependencies that Chart.yaml lists
 // but charts/ lacks, as `helm dependency build` would fetch them: file://
 // charts from inside root, others from their HTTP repository.
-func helmAddMissingDependencies(ctx context.Context, fetcher *helmrepo.Client, root, dir string, chrt *chart.Chart, lim Limits, depth int) error {
+func helmAddMissingDependencies(ctx context.Context, fetch DependencyFetcher, root, dir string, chrt *chart.Chart, lim Limits, depth int) error {
 	present := map[string]bool{}
 	for _, d := range chrt.Dependencies() {
 		present[d.Name()] = true
@@ -490,16 +538,16 @@ func helmAddMissingDependencies(ctx context.Context, fetcher *helmrepo.Client, r
 		repo := strings.TrimSpace(d.Repository)
 		switch {
 		case strings.HasPrefix(repo, "file://"):
-			sub, err = helmLoadFileDependency(ctx, fetcher, root, dir, strings.TrimPrefix(repo, "file://"), lim, depth)
+			sub, err = helmLoadFileDependency(ctx, fetch, root, dir, strings.TrimPrefix(repo, "file://"), lim, depth)
 		case strings.HasPrefix(repo, "http://"), strings.HasPrefix(repo, "https://"):
 			version := d.Version
 			if v, ok := locked[d.Name+"\x00"+d.Repository]; ok && v != "" {
 				version = v
 			}
 			var subDir string
-			subDir, _, err = fetcher.Fetch(ctx, repo, d.Name, version, helmrepo.Credentials{})
+			subDir, err = fetch(ctx, repo, d.Name, version)
 			if err == nil {
-				sub, err = helmLoadChart(ctx, fetcher, subDir, subDir, lim, depth+1)
+				sub, err = helmLoadChart(ctx, fetch, subDir, subDir, lim, depth+1)
 			}
 		case repo == "":
 			err = errors.New("not in charts/ and no repository to fetch it from")
@@ -518,7 +566,7 @@ func helmAddMissingDependencies(ctx context.Context, fetcher *helmrepo.Client, r
 	return nil
 }
 
-func helmLoadFileDependency(ctx context.Context, fetcher *helmrepo.Client, root, dir, rel string, lim Limits, depth int) (*chart.Chart, error) {
+func helmLoadFileDependency(ctx context.Context, fetch DependencyFetcher, root, dir, rel string, lim Limits, depth int) (*chart.Chart, error) {
 	relDir, err := filepath.Rel(root, dir)
 	if err != nil {
 		return nil, err
@@ -527,7 +575,7 @@ func helmLoadFileDependency(ctx context.Context, fetcher *helmrepo.Client, root,
 	if err != nil {
 		return nil, err
 	}
-	return helmLoadChart(ctx, fetcher, root, p, lim, depth+1)
+	return helmLoadChart(ctx, fetch, root, p, lim, depth+1)
 }
 
 // helmDecode splits a rendered template into objects, skipping empty

@@ -73,9 +73,10 @@ func TestRenderHelm(t *testing.T) {
 		helmrepotest.Chart{Name: "remote", Version: "2.0.0"},
 	)
 	repoClient := helmrepo.New(t.TempDir(), repo.Client())
-	saved := helmRepoClient
-	helmRepoClient = func() *helmrepo.Client { return repoClient }
-	t.Cleanup(func() { helmRepoClient = saved })
+	fetch := func(ctx context.Context, repoURL, chart, version string) (string, error) {
+		dir, _, err := repoClient.Fetch(ctx, repoURL, chart, version, helmrepo.Credentials{})
+		return dir, err
+	}
 
 	outside := t.TempDir()
 	writeHelmFiles(t, outside, map[string]string{"secret.yaml": "greeting: stolen\n"})
@@ -371,6 +372,8 @@ func TestRenderHelm(t *testing.T) {
 				AppName:   "myapp",
 				Namespace: "dest-ns",
 				Source:    v1alpha1.ApplicationSource{Helm: helm},
+
+				FetchDependency: fetch,
 			}
 			if tc.req != nil {
 				tc.req(&req)

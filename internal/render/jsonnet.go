@@ -16,21 +16,43 @@ import (
 
 // evalJsonnet evaluates the Jsonnet file p with the source's ext vars, TLAs
 // and library paths, like Argo CD. Its output may be an object, a List or an
-// array of objects. Imports are read only from inside the root.
+// array of objects, of at most maxBytes; it returns the objects and the
+// output's size. Imports are read only from inside the root.
 //
-// go-jsonnet cannot be interrupted: on timeout the evaluation is abandoned
-// and its goroutine finishes in the background.
-func evalJsonnet(ctx context.Context, req Request, t tree, p string) ([]*unstructured.Unstructured, error) {
+// go-jsonnet cannot be interrupted: the evaluation runs in a worker, killed
+// if ctx ends first.
+func evalJsonnet(ctx context.Context, req Request, t tree, p string, maxBytes int64) ([]*unstructured.Unstructured, int64, error) {
 	name := t.rel(p)
+	outs, err := isolate(ctx, req, job{Kind: kindJsonnet, Request: req, File: p, MaxOutputBytes: maxBytes})
+	if err != nil {
+		return nil, 0, fmt.Errorf("%s: jsonnet evaluation: %w", name, err)
+	}
+	if len(outs) != 1 {
+		return nil, 0, fmt.Errorf("%s: jsonnet evaluation gave %d outputs", name, len(outs))
+	}
+	objs, err := decodeObjects(outs[0].Text)
+	if err != nil {
+		return nil, 0, fmt.Errorf("%s: %w", name, err)
+	}
+	return objs, int64(len(outs[0].Text)), nil
+}
+
+// jsonnetEvaluate is the worker's side of evalJsonnet.
+func jsonnetEvaluate(j job) ([]jobOutput, error) {
+	req := j.Request
+	t, err := newTree(req.Root)
+	if err != nil {
+		return nil, err
+	}
 	var opts v1alpha1.ApplicationSourceJsonnet
 	if req.Source.Directory != nil {
 		opts = req.Source.Directory.Jsonnet
 	}
-	im := &rootImporter{tree: t, maxBytes: req.Limits.MaxFileBytes, cache: map[string]*importEntry{}}
+	im := &rootImporter{tree: t, maxBytes: effectiveLimits(req.Limits).MaxFileBytes, cache: map[string]*importEntry{}}
 	for _, lib := range opts.Libs {
 		dir, err := SecureJoin(t.root, lib)
 		if err != nil {
-			return nil, fmt.Errorf("%s: jsonnet library path: %w", name, err)
+			return nil, fmt.Errorf("jsonnet library path: %w", err)
 		}
 		im.jpaths = append(im.jpaths, dir)
 	}
@@ -51,34 +73,12 @@ func evalJsonnet(ctx context.Context, req Request, t tree, p string) ([]*unstruc
 			vm.TLAVar(v.Name, v.Value)
 		}
 	}
-
-	type result struct {
-		out string
-		err error
-	}
-	done := make(chan result, 1)
-	go func() {
-		// The file itself is read through the importer too: root-checked and size-bounded.
-		out, err := vm.EvaluateFile(p)
-		done <- result{out, err}
-	}()
-	var res result
-	select {
-	case <-ctx.Done():
-		return nil, fmt.Errorf("%s: jsonnet evaluation: %w", name, ctx.Err())
-	case res = <-done:
-	}
-	if res.err != nil {
-		return nil, fmt.Errorf("%s: jsonnet evaluation: %w", name, res.err)
-	}
-	if int64(len(res.out)) > req.Limits.MaxOutputBytes {
-		return nil, fmt.Errorf("%s: jsonnet output is larger than the limit of %d bytes", name, req.Limits.MaxOutputBytes)
-	}
-	objs, err := decodeObjects([]byte(res.out))
+	// The file itself is read through the importer too: root-checked and size-bounded.
+	out, err := vm.EvaluateFile(j.File)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return nil, err
 	}
-	return objs, nil
+	return []jobOutput{{Name: t.rel(j.File), Text: []byte(out)}}, nil
 }
 
 // rootImporter resolves imports like jsonnet's FileImporter (next to the

@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/kustomize/api/krusty"
@@ -25,23 +26,50 @@ import (
 	"github.com/skiffcd/skiff/api/v1alpha1"
 )
 
-// renderKustomize builds the kustomization in dir with krusty, in process.
+// renderKustomize builds the kustomization in dir with krusty. krusty
+// takes no context, so the build runs in a worker (kustomizeBuild), killed
+// if ctx ends first; the caller decodes its YAML. Every manifest's File is
+// the application's kustomization file.
+func renderKustomize(ctx context.Context, req Request, t tree, dir string) ([]Manifest, error) {
+	outs, err := isolate(ctx, req, job{Kind: KindKustomize, Request: req, Dir: dir, MaxOutputBytes: req.Limits.MaxOutputBytes})
+	if err != nil {
+		return nil, fmt.Errorf("%s: kustomize build: %w", t.rel(dir), err)
+	}
+	var out []Manifest
+	for _, o := range outs {
+		objs, err := decodeYAML(o.Name, o.Text)
+		if err != nil {
+			return nil, err
+		}
+		for _, obj := range objs {
+			out = append(out, Manifest{Object: obj, File: o.Name})
+		}
+	}
+	return out, nil
+}
+
+// kustomizeBuild is the worker's side of renderKustomize.
 //
 // Kustomize reads from an in-memory copy of the repository, so it cannot
 // read outside the root whatever its load restrictor allows, and Argo CD's
 // overrides are applied by editing the copy of the application's
 // kustomization file, as Argo CD's `kustomize edit` calls do. Remote
 // resources are refused before the build: there is no network access.
-// Every manifest's File is the application's kustomization file.
-func renderKustomize(ctx context.Context, req Request, t tree, dir string) ([]Manifest, error) {
-	fSys := filesys.MakeFsInMemory()
-	if err := copyTree(ctx, req.Limits, t, fSys); err != nil {
+func kustomizeBuild(ctx context.Context, j job) ([]jobOutput, error) {
+	req := j.Request
+	req.Limits = effectiveLimits(req.Limits)
+	t, err := newTree(req.Root)
+	if err != nil {
 		return nil, err
 	}
-	memDir := path.Join("/", t.rel(dir))
+	fSys := filesys.MakeFsInMemory()
+	if err := copyTree(ctx, req.Limits, t, req.ImmutableRoot, fSys); err != nil {
+		return nil, err
+	}
+	memDir := path.Join("/", t.rel(j.Dir))
 	kfile := findKustomization(fSys, memDir)
 	if kfile == "" {
-		return nil, fmt.Errorf("%s: no kustomization file (%s)", t.rel(dir), strings.Join(kustomizationNames, ", "))
+		return nil, fmt.Errorf("no kustomization file (%s)", strings.Join(kustomizationNames, ", "))
 	}
 	name := strings.TrimPrefix(kfile, "/")
 	if o := req.Source.Kustomize; o != nil {
@@ -52,54 +80,54 @@ func renderKustomize(ctx context.Context, req Request, t tree, dir string) ([]Ma
 	if err := refuseRemote(fSys, memDir, map[string]bool{}); err != nil {
 		return nil, err
 	}
-
-	type result struct {
-		yaml []byte
-		err  error
-	}
-	done := make(chan result, 1)
-	go func() {
-		// krusty takes no context: on timeout the build is abandoned.
-		resMap, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(fSys, memDir)
-		if err != nil {
-			done <- result{err: err}
-			return
-		}
-		y, err := resMap.AsYaml()
-		done <- result{y, err}
-	}()
-	var res result
-	select {
-	case <-ctx.Done():
-		return nil, fmt.Errorf("%s: kustomize build: %w", name, ctx.Err())
-	case res = <-done:
-	}
-	if res.err != nil {
-		return nil, fmt.Errorf("%s: kustomize build: %w", name, res.err)
-	}
-	if int64(len(res.yaml)) > req.Limits.MaxOutputBytes {
-		return nil, fmt.Errorf("%s: kustomize output is larger than the limit of %d bytes", name, req.Limits.MaxOutputBytes)
-	}
-	objs, err := decodeYAML(name, res.yaml)
+	resMap, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(fSys, memDir)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	out := make([]Manifest, len(objs))
-	for i, o := range objs {
-		out[i] = Manifest{Object: o, File: name}
+	y, err := resMap.AsYaml()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	return out, nil
+	return []jobOutput{{Name: name, Text: y}}, nil
 }
 
 // copyTree copies the repository (but .git) into fSys, rooted at "/". The
 // copy counts against MaxFiles and MaxFileBytes per file, and its total size
 // is bounded by MaxOutputBytes so a huge repository cannot exhaust memory.
-func copyTree(ctx context.Context, lim Limits, t tree, fSys filesys.FileSystem) error {
-	files := 0
+//
+// Reading the files is most of a Kustomize render's cost (a whole
+// repository for one kustomization, which may reach anywhere in it), so
+// the files of an immutable root are kept for the next job: the apps of
+// one commit, compared together, read it once per worker.
+func copyTree(ctx context.Context, lim Limits, t tree, immutable bool, fSys filesys.FileSystem) error {
+	files, ok := lastTree.get(t.root, lim, immutable)
+	if !ok {
+		var err error
+		if files, err = readTree(ctx, lim, t); err != nil {
+			return err
+		}
+		lastTree.put(t.root, lim, immutable, files)
+	}
+	for _, f := range files {
+		if err := fSys.WriteFile(f.path, f.data); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// treeFile is a file of a repository, by its path from "/".
+type treeFile struct {
+	path string
+	data []byte
+}
+
+func readTree(ctx context.Context, lim Limits, t tree) ([]treeFile, error) {
+	var files []treeFile
 	var total int64
 	skipGit := func(name string) bool { return name == ".git" }
-	return t.walk(ctx, t.root, true, skipGit, func(p string, info fs.FileInfo) error {
-		if files++; files > lim.MaxFiles {
+	err := t.walk(ctx, t.root, true, skipGit, func(p string, info fs.FileInfo) error {
+		if len(files) >= lim.MaxFiles {
 			return fmt.Errorf("repository has more than %d files for kustomize to read", lim.MaxFiles)
 		}
 		if info.Size() > lim.MaxFileBytes {
@@ -112,8 +140,47 @@ func copyTree(ctx context.Context, lim Limits, t tree, fSys filesys.FileSystem) 
 		if total += int64(len(data)); total > lim.MaxOutputBytes {
 			return fmt.Errorf("repository is larger than the limit of %d bytes for kustomize to read", lim.MaxOutputBytes)
 		}
-		return fSys.WriteFile(path.Join("/", t.rel(p)), data)
+		files = append(files, treeFile{path: path.Join("/", t.rel(p)), data: data})
+		return nil
 	})
+	return files, err
+}
+
+// maxKeptTreeBytes bounds the tree a worker keeps between jobs; a larger
+// one is read again for each render.
+const maxKeptTreeBytes = 32 << 20
+
+// lastTree is the last immutable tree read, with the limits it was read
+// under (a tree read under larger limits may not serve smaller ones).
+var lastTree keptTree
+
+type keptTree struct {
+	mu    sync.Mutex
+	root  string
+	lim   Limits
+	files []treeFile
+}
+
+func (k *keptTree) get(root string, lim Limits, immutable bool) ([]treeFile, bool) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if !immutable || k.root != root || k.lim != lim {
+		return nil, false
+	}
+	return k.files, true
+}
+
+func (k *keptTree) put(root string, lim Limits, immutable bool, files []treeFile) {
+	var size int64
+	for _, f := range files {
+		size += int64(len(f.data))
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if !immutable || size > maxKeptTreeBytes {
+		return
+	}
+	k.root, k.lim, k.files = root, lim, files
 }
 
 // findKustomization returns the kustomization file in dir, or "".

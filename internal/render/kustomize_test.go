@@ -237,3 +237,39 @@ func TestRenderKustomizeRefuses(t *testing.T) {
 		})
 	}
 }
+
+// A worker keeps the files of the last immutable root it read (a commit's
+// checkout): the next Kustomize render of that commit reads no file. A
+// root that may change is read every time.
+func TestKustomizeKeepsAnImmutableTreeBetweenRenders(t *testing.T) {
+	tests := map[string]struct {
+		immutable bool
+		want      string
+	}{
+		"an immutable root is read once": {immutable: true, want: "1"},
+		"a mutable root is read again":   {immutable: false, want: "2"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			pool := NewPool(PoolOptions{Size: 1})
+			root := t.TempDir()
+			writeTree(t, root, map[string]string{
+				"app/kustomization.yaml": "resources: [cm.yaml]\n",
+				"app/cm.yaml":            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm}\ndata: {version: \"1\"}\n",
+			})
+			req := Request{Root: root, Path: "app", ImmutableRoot: tc.immutable, Workers: pool}
+			if _, err := Render(context.Background(), req); err != nil {
+				t.Fatal(err)
+			}
+			// Breaks the promise on purpose, to see whether the file is read.
+			writeTree(t, root, map[string]string{"app/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm}\ndata: {version: \"2\"}\n"})
+			out, err := Render(context.Background(), req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := field(t, out[0].Object, "data", "version"); got != tc.want {
+				t.Errorf("second render saw version %v, want %s", got, tc.want)
+			}
+		})
+	}
+}

@@ -6,9 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 )
 
 // Render renders req's source into manifests, as Argo CD's repo server would.
@@ -20,8 +23,20 @@ import (
 // objects may share group, kind, namespace and name. Manifests are sorted
 // stably by file; within a file they keep the renderer's order (document
 // order for plain files, Kustomize's build order).
+//
+// Paths in errors are relative to the root they are under: where the server
+// keeps its checkouts is not the application's business.
 func Render(ctx context.Context, req Request) ([]Manifest, error) {
 	req.Limits = effectiveLimits(req.Limits)
+	out, err := render(ctx, req)
+	if err != nil {
+		return nil, relativePaths(err, req)
+	}
+	return out, nil
+}
+
+func render(ctx context.Context, req Request) ([]Manifest, error) {
+	caller := ctx
 	ctx, cancel := context.WithTimeout(ctx, req.Limits.Timeout)
 	defer cancel()
 
@@ -50,14 +65,21 @@ func Render(ctx context.Context, req Request) ([]Manifest, error) {
 	default:
 		err = fmt.Errorf("renderer %q is not supported", kind)
 	}
+	if err == nil {
+		err = ctx.Err()
+	}
 	if err != nil {
-		if ctxErr := ctx.Err(); ctxErr != nil && !errors.Is(err, ctxErr) {
+		ctxErr := ctx.Err()
+		switch {
+		case ctxErr == nil:
+			return nil, err
+		case caller.Err() == nil: // the render's own deadline
+			return nil, fmt.Errorf("render of %s stopped at its deadline of %s: %w", kind, req.Limits.Timeout, err)
+		case errors.Is(err, ctxErr):
+			return nil, fmt.Errorf("render of %s: %w", kind, err)
+		default:
 			return nil, fmt.Errorf("render of %s stopped: %w (%w)", kind, ctxErr, err)
 		}
-		return nil, err
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("render of %s: %w", kind, err)
 	}
 	if err := checkOutput(out, req.Limits.MaxOutputBytes); err != nil {
 		return nil, err
@@ -65,6 +87,47 @@ func Render(ctx context.Context, req Request) ([]Manifest, error) {
 	slices.SortStableFunc(out, func(a, b Manifest) int { return cmp.Compare(a.File, b.File) })
 	return out, nil
 }
+
+// relativePaths rewrites err's message so that paths under the checkouts
+// the render read (req.Root, req.RefRoots) are relative to their root, as
+// some library errors (go-jsonnet's, the OS's) name files absolutely.
+// errors.Is and errors.As still see the original.
+func relativePaths(err error, req Request) error {
+	var roots []string
+	for _, root := range append([]string{req.Root}, slices.Collect(maps.Values(req.RefRoots))...) {
+		if root == "" {
+			continue
+		}
+		if abs, err := filepath.Abs(root); err == nil {
+			roots = append(roots, abs)
+		}
+		if real, err := filepath.EvalSymlinks(root); err == nil {
+			roots = append(roots, real)
+		}
+	}
+	// Longest first: a root inside another is rewritten before it.
+	slices.SortFunc(roots, func(a, b string) int { return cmp.Compare(len(b), len(a)) })
+	msg := err.Error()
+	for _, root := range roots {
+		if root == string(filepath.Separator) {
+			continue
+		}
+		msg = strings.ReplaceAll(msg, root+string(filepath.Separator), "")
+		msg = strings.ReplaceAll(msg, root, ".")
+	}
+	if msg == err.Error() {
+		return err
+	}
+	return &relativePathError{msg: msg, err: err}
+}
+
+type relativePathError struct {
+	msg string
+	err error
+}
+
+func (e *relativePathError) Error() string { return e.msg }
+func (e *relativePathError) Unwrap() error { return e.err }
 
 func effectiveLimits(l Limits) Limits {
 	if l.MaxFileBytes <= 0 {

@@ -292,11 +292,18 @@ i: &i [*h,*h,*h,*h,*h,*h,*h,*h,*h]
 			limits:  Limits{MaxFileBytes: 100},
 			wantErr: []string{"app/big.yaml", "larger than the limit of 100 bytes"},
 		},
-		"output too large": {
+		"files larger than the output limit, before any is read": {
 			files:   map[string]string{"app/a.yaml": cm("a") + "---\n" + cm("b") + "---\n" + cm("c")},
 			path:    "app",
 			limits:  Limits{MaxOutputBytes: 100},
-			wantErr: []string{"rendered manifests are larger than the limit of 100 bytes"},
+			wantErr: []string{"app: the manifests to read are larger than the limit of 100 bytes"},
+		},
+		"output larger than the limit, though the files are not": {
+			// Flow style is shorter than the JSON it decodes to.
+			files:   map[string]string{"app/a.yaml": "{apiVersion: v1, kind: ConfigMap, metadata: {name: a}, data: {k: v}}\n"},
+			path:    "app",
+			limits:  Limits{MaxOutputBytes: 75},
+			wantErr: []string{"rendered manifests are larger than the limit of 75 bytes"},
 		},
 		"a YAML alias bomb": {
 			files:   map[string]string{"app/bomb.yaml": bomb},

@@ -1,16 +1,18 @@
 // Package render turns a checked-out source directory into Kubernetes
 // manifests, as Argo CD's repo server does: plain YAML/JSON directories (with
-// Jsonnet), Kustomize and Helm, all in process. It never reads outside the
-// checkout and bounds what a render may cost.
+// Jsonnet), Kustomize and Helm, without external binaries. It never reads
+// outside the checkout and bounds what a render may cost: the library calls
+// that cannot be interrupted (Helm's template engine, krusty, go-jsonnet)
+// run in worker processes that are killed at the deadline (see Pool).
 package render
 
 import (
+	"context"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
-	"github.com/skiffcd/skiff/internal/source/helmrepo"
 )
 
 // Request is one render of one source.
@@ -33,12 +35,24 @@ type Request struct {
 	// RefRoots maps a source ref name ("values" for "$values/...") to the root
 	// of that source's checkout, for multi-source Helm value files.
 	RefRoots map[string]string
+	// ImmutableRoot says Root never changes (a commit's checkout, a
+	// downloaded chart): a worker may keep what it read of it for the
+	// next render of the same root.
+	ImmutableRoot bool
 	// Limits bound the render; the zero value means DefaultLimits.
 	Limits Limits
-	// Charts fetches Helm dependencies that are not vendored in charts/;
-	// nil means a client caching under the user's cache directory.
-	Charts *helmrepo.Client
+	// FetchDependency downloads the Helm dependencies that a chart names
+	// and charts/ lacks; it decides which repositories may be asked. Nil
+	// refuses every such dependency.
+	FetchDependency DependencyFetcher `json:"-"`
+	// Workers runs the isolated steps; nil means DefaultPool().
+	Workers *Pool `json:"-"`
 }
+
+// DependencyFetcher downloads version (a version or range) of chart from
+// the HTTP Helm repository repoURL and returns the directory of the
+// extracted chart, which must not be modified.
+type DependencyFetcher func(ctx context.Context, repoURL, chart, version string) (dir string, err error)
 
 // Manifest is one rendered object and the file it came from, relative to Root.
 type Manifest struct {

@@ -25,8 +25,8 @@ func init() {
 	metrics.Registry.MustRegister(cacheResults)
 }
 
-// manifestCache is a least-recently-used cache of rendered manifests,
-// bounded by the bytes it holds. It holds each manifest as JSON and decodes
+// manifestCache is a least-recently-used cache of rendered manifests, or
+// of the error a render failed with, bounded by the bytes it holds. It holds each manifest as JSON and decodes
 // a copy on every hit: decoded maps cost three to four times their text,
 // and a hit is one app's few objects. It keeps one entry per
 // slot (an application as one caller renders it, see cacheSlot): putting
@@ -44,6 +44,7 @@ type manifestCache struct {
 type cacheEntry struct {
 	key, slot string
 	manifests []encodedManifest
+	err       error // the render's failure, instead of manifests
 	size      int64
 }
 
@@ -72,8 +73,9 @@ func cacheSlot(req Request) string {
 	return string(sum[:])
 }
 
-// get returns a copy of key's manifests, which the caller may modify.
-func (c *manifestCache) get(key string) ([]render.Manifest, bool) {
+// get returns a copy of key's manifests, which the caller may modify, or
+// the error its render failed with.
+func (c *manifestCache) get(key string) ([]render.Manifest, bool, error) {
 	c.mu.Lock()
 	el, ok := c.entries[key]
 	if ok {
@@ -81,21 +83,28 @@ func (c *manifestCache) get(key string) ([]render.Manifest, bool) {
 	}
 	c.mu.Unlock()
 	if !ok {
-		return nil, false
+		return nil, false, nil
 	}
 	// An entry is never modified once stored: decode it unlocked.
-	manifests, err := decodeManifests(el.Value.(*cacheEntry).manifests)
-	if err != nil {
-		return nil, false // cannot happen: the cache encoded it; render again
+	e := el.Value.(*cacheEntry)
+	if e.err != nil {
+		return nil, true, e.err
 	}
-	return manifests, true
+	manifests, err := decodeManifests(e.manifests)
+	if err != nil {
+		return nil, false, nil // cannot happen: the cache encoded it; render again
+	}
+	return manifests, true, nil
 }
 
-// put stores manifests under key as slot's only entry. A manifest that
-// does not encode (cannot happen: it was decoded from JSON or YAML) leaves
-// the render uncached.
-func (c *manifestCache) put(slot, key string, manifests []render.Manifest) {
+// put stores manifests, or the render's failure renderErr, under key as
+// slot's only entry. A manifest that does not encode (cannot happen: it was
+// decoded from JSON or YAML) leaves the render uncached.
+func (c *manifestCache) put(slot, key string, manifests []render.Manifest, renderErr error) {
 	encoded, size, err := encodeManifests(manifests)
+	if renderErr != nil {
+		encoded, size, err = nil, int64(len(renderErr.Error())), nil
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	// The slot's previous entry is outdated even when the new one is too
@@ -107,7 +116,7 @@ func (c *manifestCache) put(slot, key string, manifests []render.Manifest) {
 		return // unencodable, or larger than the whole cache (keeping it would evict everything)
 	}
 	c.removeLocked(key)
-	c.entries[key] = c.order.PushFront(&cacheEntry{key: key, slot: slot, manifests: encoded, size: size})
+	c.entries[key] = c.order.PushFront(&cacheEntry{key: key, slot: slot, manifests: encoded, err: renderErr, size: size})
 	c.slots[slot] = key
 	c.bytes += size
 	for c.bytes > c.maxBytes {

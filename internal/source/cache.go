@@ -27,6 +27,16 @@ type Options struct {
 	// keys. Empty means go-git's defaults: $SSH_KNOWN_HOSTS, else
 	// ~/.ssh/known_hosts and /etc/ssh/ssh_known_hosts.
 	KnownHostsFiles []string
+	// MaxFileBytes is the largest file a checkout writes (default
+	// DefaultMaxFileBytes); MaxCheckoutBytes bounds one checkout's files in
+	// total (default DefaultMaxCheckoutBytes). A commit over either fails
+	// to check out, with an error naming the file.
+	MaxFileBytes, MaxCheckoutBytes int64
+	// MaxCachedCheckouts and MaxCachedCheckoutBytes bound the trees kept on
+	// disk (defaults DefaultMaxCachedCheckouts, DefaultMaxCachedCheckoutBytes):
+	// past either, the least recently used trees no caller holds are removed.
+	MaxCachedCheckouts     int
+	MaxCachedCheckoutBytes int64
 }
 
 // Stats counts network and disk work done by a Cache, so callers and tests
@@ -36,6 +46,9 @@ type Stats struct {
 	Fetches   int64 // object transfers, including the first one of a repository
 	Clones    int64 // fetches that populated an empty cache for a repository
 	Checkouts int64 // trees materialized on disk
+	// Trees and TreeBytes are the checkouts on disk now and their size.
+	Trees     int
+	TreeBytes int64
 }
 
 // Cache holds one bare repository per remote under its directory:
@@ -52,6 +65,7 @@ type Cache struct {
 
 	mu    sync.Mutex
 	repos map[string]*cachedRepo
+	trees *checkouts
 
 	lsRemotes, fetches, clones, checkouts atomic.Int64
 }
@@ -67,16 +81,19 @@ type cachedRepo struct {
 // NewCache returns a Cache rooted at dir, which is created on first use.
 // Existing content is reused, so a restarted process does not clone again.
 func NewCache(dir string, opts Options) *Cache {
-	return &Cache{dir: dir, opts: opts, repos: make(map[string]*cachedRepo)}
+	return &Cache{dir: dir, opts: opts, repos: make(map[string]*cachedRepo), trees: newCheckouts(dir, opts)}
 }
 
 // Stats returns a snapshot of the counters.
 func (c *Cache) Stats() Stats {
+	trees, treeBytes := c.trees.stats()
 	return Stats{
 		LsRemotes: c.lsRemotes.Load(),
 		Fetches:   c.fetches.Load(),
 		Clones:    c.clones.Load(),
 		Checkouts: c.checkouts.Load(),
+		Trees:     trees,
+		TreeBytes: treeBytes,
 	}
 }
 
@@ -130,6 +147,11 @@ func (r *cachedRepo) open(create bool) (*git.Repository, error) {
 // heap with a 4 MiB bound and 1.6 MiB with this one.
 const objectCacheSize = 1 * cache.MiByte
 
+// largeObjectThreshold is the size past which go-git streams an object
+// from its pack instead of inflating it whole into memory: a checkout of a
+// 200 MB file otherwise held it (and copies of it) in the heap.
+const largeObjectThreshold = 1 << 20
+
 // openBare opens the bare repository at path with a bounded object cache.
 func openBare(path string) (*git.Repository, error) {
 	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
@@ -139,7 +161,8 @@ func openBare(path string) (*git.Repository, error) {
 }
 
 func bareStorage(path string) *filesystem.Storage {
-	return filesystem.NewStorage(osfs.New(path), cache.NewObjectLRU(objectCacheSize))
+	return filesystem.NewStorageWithOptions(osfs.New(path), cache.NewObjectLRU(objectCacheSize),
+		filesystem.Options{LargeObjectThreshold: largeObjectThreshold})
 }
 
 // LsRemote lists the remote's references as ref name → SHA, like

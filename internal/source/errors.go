@@ -41,6 +41,10 @@ func (e *RepoError) Error() string {
 
 func (e *RepoError) Unwrap() error { return e.Err }
 
+// ErrTooLarge is wrapped by the errors of checkouts refused for a file or
+// a commit over the size limits; a retry cannot succeed.
+var ErrTooLarge = errors.New("larger than the limit")
+
 // ErrRevisionNotFound is wrapped by errors for revisions that match no
 // branch, tag or commit of the repository.
 var ErrRevisionNotFound = errors.New("revision not found")
