@@ -15,6 +15,7 @@ import (
 	"github.com/skiffcd/skiff/internal/cli/appcli"
 	"github.com/skiffcd/skiff/internal/mask"
 	"github.com/skiffcd/skiff/internal/source"
+	"github.com/skiffcd/skiff/internal/source/helmrepo"
 )
 
 // renderTimeout bounds a render below the server's 2-minute WriteTimeout,
@@ -58,11 +59,13 @@ func (s *Server) renderError(w http.ResponseWriter, err error) {
 }
 
 // unknownRevision reports whether err is a revision that no branch, tag or
-// commit of the repository matches when resolving it: not a revision the
-// cache lost, which is ours.
+// commit of the repository matches when resolving it, or a chart version
+// the Helm repository does not list: not a revision the cache lost, which
+// is ours.
 func unknownRevision(err error) bool {
 	var repoErr *source.RepoError
-	return errors.As(err, &repoErr) && repoErr.Op == "resolve" && errors.Is(repoErr, source.ErrRevisionNotFound)
+	return errors.As(err, &repoErr) && repoErr.Op == source.OpResolve && errors.Is(repoErr, source.ErrRevisionNotFound) ||
+		errors.Is(err, helmrepo.ErrVersionNotFound)
 }
 
 // jsonState is obj as a JSON string; "" for nil.

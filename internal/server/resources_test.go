@@ -15,6 +15,7 @@ import (
 	"github.com/skiffcd/skiff/internal/cli/appcli"
 	"github.com/skiffcd/skiff/internal/mask"
 	"github.com/skiffcd/skiff/internal/source"
+	"github.com/skiffcd/skiff/internal/source/helmrepo"
 	"github.com/skiffcd/skiff/internal/testgit"
 )
 
@@ -104,7 +105,11 @@ func TestUnknownRevision(t *testing.T) {
 		want bool
 	}{
 		"a revision that resolves to nothing": {
-			err:  fmt.Errorf("rendering application shop: %w", &source.RepoError{Op: "resolve", Repo: "https://git.example.com/r", Revision: "nope", Err: notFound}),
+			err:  fmt.Errorf("rendering application shop: %w", &source.RepoError{Op: source.OpResolve, Repo: "https://git.example.com/r", Revision: "nope", Err: notFound}),
+			want: true,
+		},
+		"a chart version the Helm repository does not list": {
+			err:  fmt.Errorf("rendering application shop: chart \"web\" in https://charts.example.com: %w", fmt.Errorf("no version matches \"9.9.9\": %w", helmrepo.ErrVersionNotFound)),
 			want: true,
 		},
 		"a commit the cache lost is ours": {

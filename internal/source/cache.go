@@ -292,7 +292,7 @@ func (c *Cache) Resolve(ctx context.Context, rawURL string, creds Credentials, r
 		if rev == "" {
 			shown = "HEAD"
 		}
-		return "", newRepoError("resolve", rawURL, creds, shown, err)
+		return "", newRepoError(OpResolve, rawURL, creds, shown, err)
 	}
 	return sha, nil
 }

@@ -13,7 +13,7 @@ import (
 // secret scrubbed from the underlying error text, which may come from a
 // remote server. Unwrap still exposes the original error for errors.Is.
 type RepoError struct {
-	Op       string // "resolve", "ls-remote", "fetch" or "checkout"
+	Op       string // OpResolve, "ls-remote", "fetch" or "checkout"
 	Repo     string // repository URL with credentials removed
 	Revision string // as requested by the caller; may be empty
 	Err      error
@@ -40,6 +40,10 @@ func (e *RepoError) Error() string {
 }
 
 func (e *RepoError) Unwrap() error { return e.Err }
+
+// OpResolve is the Op of a RepoError raised while turning a requested
+// revision into a commit.
+const OpResolve = "resolve"
 
 // ErrTooLarge is wrapped by the errors of checkouts refused for a file or
 // a commit over the size limits; a retry cannot succeed.

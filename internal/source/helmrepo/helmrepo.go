@@ -497,11 +497,16 @@ func writeFile(target string, r io.Reader, size int64) error {
 	return err
 }
 
+// ErrVersionNotFound is wrapped by the errors of a chart the repository's
+// index does not list, or lists with no version matching the constraint:
+// the caller asked for something that is not there.
+var ErrVersionNotFound = errors.New("chart version not found")
+
 // selectVersion picks the highest version matching constraint. Versions that
 // are not semver are ignored, as Helm ignores them.
 func selectVersion(entries []indexEntry, constraint string) (indexEntry, error) {
 	if len(entries) == 0 {
-		return indexEntry{}, errors.New("not found in the repository index")
+		return indexEntry{}, fmt.Errorf("not found in the repository index: %w", ErrVersionNotFound)
 	}
 	constraint = strings.TrimSpace(constraint)
 	if constraint == "" {
@@ -523,7 +528,7 @@ func selectVersion(entries []indexEntry, constraint string) (indexEntry, error) 
 		}
 	}
 	if bestV == nil {
-		return indexEntry{}, fmt.Errorf("no version matches %q", constraint)
+		return indexEntry{}, fmt.Errorf("no version matches %q: %w", constraint, ErrVersionNotFound)
 	}
 	return best, nil
 }

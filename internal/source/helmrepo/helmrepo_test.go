@@ -2,6 +2,7 @@ package helmrepo
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -24,6 +25,9 @@ func TestFetchSelectsTheHighestMatchingVersion(t *testing.T) {
 		constraint string
 		want       string
 		wantErr    string
+		// notFound: the error says the version is not there (a user's
+		// mistake, answered 400 by the API), not that fetching failed.
+		notFound bool
 	}{
 		"an exact version is that version":               {constraint: "1.2.0", want: "1.2.0"},
 		"a range picks its highest version":              {constraint: ">=1.0.0 <2.0.0", want: "1.10.0"},
@@ -31,9 +35,9 @@ func TestFetchSelectsTheHighestMatchingVersion(t *testing.T) {
 		"no constraint is the latest stable version":     {constraint: "", want: "2.0.0"},
 		"a star is the latest stable version":            {constraint: "*", want: "2.0.0"},
 		"a prerelease range admits prereleases":          {constraint: ">=2.1.0-0", want: "2.1.0-beta.1"},
-		"a range nothing matches is an error":            {constraint: "3.x", wantErr: `no version matches "3.x"`},
+		"a range nothing matches is an error":            {constraint: "3.x", wantErr: `no version matches "3.x"`, notFound: true},
 		"an invalid constraint is an error":              {constraint: "one", wantErr: "invalid version constraint"},
-		"a version absent from the index is not guessed": {constraint: "1.2.3", wantErr: "no version matches"},
+		"a version absent from the index is not guessed": {constraint: "1.2.3", wantErr: "no version matches", notFound: true},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -41,6 +45,9 @@ func TestFetchSelectsTheHighestMatchingVersion(t *testing.T) {
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("Fetch error = %v, want one containing %q", err, tc.wantErr)
+				}
+				if got := errors.Is(err, ErrVersionNotFound); got != tc.notFound {
+					t.Errorf("errors.Is(%v, ErrVersionNotFound) = %v, want %v", err, got, tc.notFound)
 				}
 				return
 			}
