@@ -50,6 +50,7 @@ const (
 	defaultScaleDownDelaySeconds    = rollout.DefaultScaleDownDelaySeconds
 	defaultAbortScaleDownDelaySecs  = rollout.DefaultAbortScaleDownDelaySeconds
 	restartRequeueInterval          = time.Second
+	conflictRetry                   = time.Second // a fallback: the watch event usually comes first
 	eventReasonScalingReplicaSet    = "ScalingReplicaSet"
 	eventReasonNewReplicaSetCreated = "NewReplicaSetCreated"
 )
@@ -207,6 +208,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	p := newPass(r, ro)
 	if err := p.sync(ctx); err != nil {
+		if apierrors.IsConflict(err) {
+			// A cached ReplicaSet was older than a write of an earlier
+			// pass; its watch event is on the way.
+			return ctrl.Result{RequeueAfter: conflictRetry}, nil
+		}
 		return ctrl.Result{}, err
 	}
 	if err := p.writeStatus(ctx); err != nil {

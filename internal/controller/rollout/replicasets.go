@@ -277,7 +277,10 @@ func withHash(labels map[string]string, hash string) map[string]string {
 }
 
 // scale sets the replicas of rs (and its minReadySeconds, which follows
-// the Rollout's).
+// the Rollout's). The patch carries rs's resourceVersion: a pass that read
+// a cached copy older than its previous scale gets a conflict (the watch
+// event of that scale brings the next pass) instead of scaling "from 8 to
+// 10" a second time.
 func (p *pass) scale(ctx context.Context, rs *appsv1.ReplicaSet, replicas int32) error {
 	if rs == nil {
 		return nil
@@ -286,7 +289,7 @@ func (p *pass) scale(ctx context.Context, rs *appsv1.ReplicaSet, replicas int32)
 	if old == replicas && rs.Spec.MinReadySeconds == p.ro.Spec.MinReadySeconds {
 		return nil
 	}
-	patch := client.MergeFrom(rs.DeepCopy())
+	patch := client.MergeFromWithOptions(rs.DeepCopy(), client.MergeFromWithOptimisticLock{})
 	rs.Spec.Replicas = ptr.To(replicas)
 	rs.Spec.MinReadySeconds = p.ro.Spec.MinReadySeconds
 	if err := p.r.Client.Patch(ctx, rs, patch); err != nil {
