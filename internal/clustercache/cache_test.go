@@ -11,12 +11,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
 	"github.com/skiffcd/skiff/internal/crds"
+	"github.com/skiffcd/skiff/internal/testwait"
 )
 
 func startCache(t *testing.T) (*Cache, *eventLog) {
@@ -80,16 +80,6 @@ func (l *eventLog) has(match func(Event) bool) bool {
 	return false
 }
 
-// eventually polls cond for up to 30 seconds.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, 30*time.Second, true,
-		func(context.Context) (bool, error) { return cond(), nil })
-	if err != nil {
-		t.Fatalf("timed out waiting for %s", what)
-	}
-}
-
 func TestCacheIndexesAppObjectsAndTheirChildren(t *testing.T) {
 	ctx := context.Background()
 	c, events := startCache(t)
@@ -121,19 +111,19 @@ func TestCacheIndexesAppObjectsAndTheirChildren(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	eventually(t, "the Deployment to be indexed under its app", func() bool {
+	testwait.Eventually(t, "the Deployment to be indexed under its app", func() bool {
 		objs := c.AppObjects("shop")
 		return len(objs) == 1 && objs[0].GetName() == "api" && objs[0].GetNamespace() == ns
 	})
 	if !events.has(func(e Event) bool { return e.App == "shop" && e.Key.Kind == "Deployment" }) {
 		t.Errorf("no event for the app's Deployment")
 	}
-	eventually(t, "Deployments to be watched whole once one is tracked", func() bool {
+	testwait.Eventually(t, "Deployments to be watched whole once one is tracked", func() bool {
 		return c.watchesWhole(schema.GroupKind{Group: "apps", Kind: "Deployment"})
 	})
 
 	var rs *unstructured.Unstructured
-	eventually(t, "the ReplicaSet to be a child of the Deployment", func() bool {
+	testwait.Eventually(t, "the ReplicaSet to be a child of the Deployment", func() bool {
 		kids := c.Children(created.UID)
 		if len(kids) == 1 && kids[0].GetKind() == "ReplicaSet" {
 			rs = kids[0]
@@ -141,7 +131,7 @@ func TestCacheIndexesAppObjectsAndTheirChildren(t *testing.T) {
 		}
 		return false
 	})
-	eventually(t, "two Pods to be children of the ReplicaSet", func() bool {
+	testwait.Eventually(t, "two Pods to be children of the ReplicaSet", func() bool {
 		return len(c.Children(rs.GetUID())) == 2
 	})
 	if c.watchesWhole(schema.GroupKind{Kind: "Pod"}) || c.watchesWhole(schema.GroupKind{Group: "apps", Kind: "ReplicaSet"}) {
@@ -154,7 +144,7 @@ func TestCacheIndexesAppObjectsAndTheirChildren(t *testing.T) {
 	if err := client.AppsV1().Deployments(ns).Delete(ctx, "api", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the deleted Deployment to leave the app", func() bool { return len(c.AppObjects("shop")) == 0 })
+	testwait.Eventually(t, "the deleted Deployment to leave the app", func() bool { return len(c.AppObjects("shop")) == 0 })
 	if !events.has(func(e Event) bool { return e.App == "shop" && e.Deleted }) {
 		t.Errorf("no deletion event for the app")
 	}
@@ -182,13 +172,13 @@ func TestCacheWatchesKindsOfCRDsInstalledLater(t *testing.T) {
 			TrackingAnnotation: "canary:argoproj.io/AnalysisTemplate:" + ns + "/success-rate"}},
 		"spec": map[string]any{"metrics": []any{map[string]any{"name": "m", "provider": map[string]any{"web": map[string]any{"url": "http://127.0.0.1"}}}}},
 	}}
-	eventually(t, "the new kind to be watched", func() bool {
+	testwait.Eventually(t, "the new kind to be watched", func() bool {
 		return c.Watches(schema.GroupKind{Group: "argoproj.io", Kind: "AnalysisTemplate"})
 	})
 	if _, err := dyn.Resource(gvr).Namespace(ns).Create(ctx, at, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the AnalysisTemplate to be indexed under its app", func() bool {
+	testwait.Eventually(t, "the AnalysisTemplate to be indexed under its app", func() bool {
 		return len(c.AppObjects("canary")) == 1
 	})
 }

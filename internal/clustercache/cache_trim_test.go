@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/skiffcd/skiff/internal/diff"
+	"github.com/skiffcd/skiff/internal/testwait"
 )
 
 // The cache stores a tracked object without the managedFields its readers
@@ -39,7 +40,7 @@ func TestCacheStoresObjectsWithoutUnneededManagedFields(t *testing.T) {
 	apply(diff.FieldManager, "tracked", trackedBy, map[string]any{"b": "2"})
 
 	var untracked *unstructured.Unstructured
-	eventually(t, "the untracked ConfigMap to be cached", func() bool {
+	testwait.Eventually(t, "the untracked ConfigMap to be cached", func() bool {
 		var ok bool
 		untracked, ok = c.Get(ResourceKey{Kind: "ConfigMap", Namespace: ns, Name: "untracked"})
 		return ok
@@ -64,7 +65,7 @@ func TestCacheStoresObjectsWithoutUnneededManagedFields(t *testing.T) {
 		t.Errorf("the cached ConfigMap lost metadata: %v", untracked.Object["metadata"])
 	}
 
-	eventually(t, "the tracked ConfigMap to be cached with Skiff's apply", func() bool {
+	testwait.Eventually(t, "the tracked ConfigMap to be cached with Skiff's apply", func() bool {
 		obj, ok := c.Get(ResourceKey{Kind: "ConfigMap", Namespace: ns, Name: "tracked"})
 		if !ok {
 			return false

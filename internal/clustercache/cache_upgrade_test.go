@@ -9,6 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/skiffcd/skiff/internal/testwait"
 )
 
 // watchesWhole reports whether kind gk is watched whole rather than as
@@ -52,7 +54,7 @@ func TestCacheWatchesAKindWholeOnceAnObjectOfItIsTracked(t *testing.T) {
 		t.Fatal(err)
 	}
 	key := ResourceKey{Kind: "PodTemplate", Namespace: ns, Name: "worker"}
-	eventually(t, "the untracked PodTemplate to be cached", func() bool {
+	testwait.Eventually(t, "the untracked PodTemplate to be cached", func() bool {
 		_, ok := c.Get(key)
 		return ok
 	})
@@ -64,11 +66,11 @@ func TestCacheWatchesAKindWholeOnceAnObjectOfItIsTracked(t *testing.T) {
 	if _, err := templates.Update(ctx, created, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the tracked PodTemplate to be cached whole under its app", func() bool {
+	testwait.Eventually(t, "the tracked PodTemplate to be cached whole under its app", func() bool {
 		objs := c.AppObjects("batch")
 		return len(objs) == 1 && imageOf(objs[0]) == "busybox:1.36"
 	})
-	eventually(t, "PodTemplates to be watched whole after one was tracked", func() bool {
+	testwait.Eventually(t, "PodTemplates to be watched whole after one was tracked", func() bool {
 		return c.watchesWhole(podTemplateKind)
 	})
 	if !events.has(func(e Event) bool { return e.App == "batch" && e.Key == key }) {

@@ -9,6 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/skiffcd/skiff/internal/testwait"
 )
 
 // An update that changes how Options.Health judges a tracked object is
@@ -41,7 +43,7 @@ func TestUpdatesThatChangeATrackedObjectsHealthAreReported(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, "the cache to hold "+name+" as updated", func() bool {
+		testwait.Eventually(t, "the cache to hold "+name+" as updated", func() bool {
 			got, ok := c.Get(ResourceKey{Kind: "ConfigMap", Namespace: ns, Name: name})
 			return ok && got.GetResourceVersion() == updated.ResourceVersion
 		})
@@ -49,14 +51,14 @@ func TestUpdatesThatChangeATrackedObjectsHealthAreReported(t *testing.T) {
 
 	// Until then a metadata-only copy (untracked, unjudged) can come in
 	// between two whole ones.
-	eventually(t, "ConfigMaps to be watched whole", func() bool { return c.watchesWhole(schema.GroupKind{Kind: "ConfigMap"}) })
+	testwait.Eventually(t, "ConfigMaps to be watched whole", func() bool { return c.watchesWhole(schema.GroupKind{Kind: "ConfigMap"}) })
 	update("settings", func(cm *corev1.ConfigMap) { cm.Data = map[string]string{"k": "v"} })
 	if events.has(healthChanged) {
 		t.Fatalf("a data change was reported as a health change: %+v", events.matching(healthChanged))
 	}
 	update("other", func(cm *corev1.ConfigMap) { cm.Labels["health"] = "Healthy" })
 	update("settings", func(cm *corev1.ConfigMap) { cm.Labels["health"] = "Healthy" })
-	eventually(t, "the health change to be reported", func() bool { return events.has(healthChanged) })
+	testwait.Eventually(t, "the health change to be reported", func() bool { return events.has(healthChanged) })
 	if n := events.count(healthChanged); n != 1 || !events.has(func(e Event) bool {
 		return e.HealthChanged && e.App == "shop" && e.Key.Name == "settings" && e.Key.Namespace == ns
 	}) {
