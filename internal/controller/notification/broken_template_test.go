@@ -7,6 +7,7 @@ import (
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
 	"github.com/skiffcd/skiff/internal/notify"
+	"github.com/skiffcd/skiff/internal/testwait"
 )
 
 // TestBrokenTemplate: a template that fails to render yields one Event on
@@ -28,16 +29,16 @@ func TestBrokenTemplate(t *testing.T) {
 	})
 	start := time.Now()
 	updateApp(t, c, app, synced("r1", start, v1alpha1.HealthStatusHealthy))
-	eventually(t, "the sync message", func() bool { return len(slack.matching("r1")) == 1 })
-	eventually(t, "the template Event", func() bool { return len(eventsAbout(t, c, ns, "brittle", eventReasonTemplateFail)) > 0 })
+	testwait.Eventually(t, "the sync message", func() bool { return len(slack.matching("r1")) == 1 })
+	testwait.Eventually(t, "the template Event", func() bool { return len(eventsAbout(t, c, ns, "brittle", eventReasonTemplateFail)) > 0 })
 	updateApp(t, c, app, synced("r2", start.Add(time.Minute), v1alpha1.HealthStatusHealthy))
-	eventually(t, "the second sync message", func() bool { return len(slack.matching("r2")) == 1 })
+	testwait.Eventually(t, "the second sync message", func() bool { return len(slack.matching("r2")) == 1 })
 
 	got := eventsAbout(t, c, ns, "brittle", eventReasonTemplateFail)
 	if len(got) != 1 || !strings.Contains(got[0].Message, "the ops team broke this") {
 		t.Errorf("template Events = %+v, want one naming the failure", got)
 	}
-	eventually(t, "the ConfigMap Event", func() bool {
+	testwait.Eventually(t, "the ConfigMap Event", func() bool {
 		for _, e := range eventsAbout(t, c, ns, notify.ConfigMapName, eventReasonConfigError) {
 			if strings.Contains(e.Message, "template.unparsable") {
 				return true

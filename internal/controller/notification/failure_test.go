@@ -10,6 +10,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
+	"github.com/skiffcd/skiff/internal/testwait"
 )
 
 // TestFailedDeliveryIsAnEventWithoutSecrets: Slack refuses every message and
@@ -29,7 +30,7 @@ func TestFailedDeliveryIsAnEventWithoutSecrets(t *testing.T) {
 	app := createApp(t, c, ns, "refused", map[string]string{"notifications.argoproj.io/subscribe.on-sync-succeeded.slack": "deploys"})
 	updateApp(t, c, app, synced("r1", time.Now(), v1alpha1.HealthStatusHealthy))
 
-	eventually(t, "the failure Event", func() bool { return len(eventsAbout(t, c, ns, "refused", eventReasonFailed)) > 0 })
+	testwait.Eventually(t, "the failure Event", func() bool { return len(eventsAbout(t, c, ns, "refused", eventReasonFailed)) > 0 })
 	for _, e := range eventsAbout(t, c, ns, "refused", eventReasonFailed) {
 		if strings.Contains(e.Message, token) || !strings.Contains(e.Message, "status 500") {
 			t.Errorf("event message = %q, want the status and no token", e.Message)

@@ -192,18 +192,6 @@ func synced(revision string, started time.Time, health v1alpha1.HealthStatusCode
 	}
 }
 
-// eventually polls cond every 100 ms for up to 30 s.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
-
 // eventsAbout returns the Events about the named object with reason.
 func eventsAbout(t *testing.T, c client.Client, ns, object, reason string) []corev1.Event {
 	t.Helper()

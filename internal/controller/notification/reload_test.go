@@ -10,6 +10,7 @@ import (
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
 	"github.com/skiffcd/skiff/internal/notify"
+	"github.com/skiffcd/skiff/internal/testwait"
 )
 
 // TestConfigMapEditAppliesWithoutRestart changes a template between two
@@ -29,7 +30,7 @@ func TestConfigMapEditAppliesWithoutRestart(t *testing.T) {
 	app := createApp(t, c, ns, "reloaded", map[string]string{"notifications.argoproj.io/subscribe.on-sync-succeeded.slack": "deploys"})
 	start := time.Now()
 	updateApp(t, c, app, synced("r1", start, v1alpha1.HealthStatusHealthy))
-	eventually(t, "the first message", func() bool { return len(slack.matching("first template r1")) == 1 })
+	testwait.Eventually(t, "the first message", func() bool { return len(slack.matching("first template r1")) == 1 })
 
 	applyConfig(t, c, ns, config("second template"), secret)
 	var cm corev1.ConfigMap
@@ -37,13 +38,13 @@ func TestConfigMapEditAppliesWithoutRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The controller's own cache must have seen the edit before the sync.
-	eventually(t, "the controller to see the edit", func() bool {
+	testwait.Eventually(t, "the controller to see the edit", func() bool {
 		var seen corev1.ConfigMap
 		err := r.configCache.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: notify.ConfigMapName}, &seen)
 		return err == nil && seen.ResourceVersion == cm.ResourceVersion
 	})
 	updateApp(t, c, app, synced("r2", start.Add(time.Minute), v1alpha1.HealthStatusHealthy))
-	eventually(t, "the second message", func() bool { return len(slack.matching("second template r2")) == 1 })
+	testwait.Eventually(t, "the second message", func() bool { return len(slack.matching("second template r2")) == 1 })
 	if n := len(slack.matching("first template")); n != 1 {
 		t.Errorf("%d messages from the old template, want 1", n)
 	}

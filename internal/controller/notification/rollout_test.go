@@ -2,6 +2,7 @@ package notification
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -22,6 +23,7 @@ import (
 	"github.com/skiffcd/skiff/internal/notify"
 	"github.com/skiffcd/skiff/internal/notify/service"
 	"github.com/skiffcd/skiff/internal/testcluster"
+	"github.com/skiffcd/skiff/internal/testwait"
 )
 
 // startRollouts runs the Rollout controller with a RolloutNotifier reading
@@ -91,7 +93,7 @@ func TestRolloutEventsNotifySubscribers(t *testing.T) {
 		return out
 	}
 	completed := `{"event": "completed", "phase": "Healthy"}`
-	eventually(t, "the first revision's completion", func() bool { return len(bodies()) == 1 })
+	testwait.Eventually(t, "the first revision's completion", func() bool { return len(bodies()) == 1 })
 	if got := bodies(); got[0] != completed {
 		t.Errorf("first message %q, want %q", got[0], completed)
 	}
@@ -107,8 +109,13 @@ func TestRolloutEventsNotifySubscribers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the update and its completion", func() bool { return len(bodies()) == 3 })
-	time.Sleep(2 * time.Second) // nothing more may come
+	testwait.Eventually(t, "the update and its completion", func() bool { return len(bodies()) == 3 })
+	testwait.Consistently(t, "no more messages", 2*time.Second, func() error {
+		if n := len(bodies()); n != 3 {
+			return fmt.Errorf("%d messages, want 3", n)
+		}
+		return nil
+	})
 	want := []string{completed, completed, `{"event": "updated"}`}
 	if got := bodies(); strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("messages:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

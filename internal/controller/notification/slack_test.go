@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
+	"github.com/skiffcd/skiff/internal/testwait"
 )
 
 // TestSeedsSlackSetup replays the seeds: legacy config.yaml enabling
@@ -22,7 +23,7 @@ func TestSeedsSlackSetup(t *testing.T) {
 	start := time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC)
 
 	updateApp(t, c, app, synced("1111111", start, v1alpha1.HealthStatusHealthy))
-	eventually(t, "the first sync message", func() bool { return len(slack.matching("synced")) == 1 })
+	testwait.Eventually(t, "the first sync message", func() bool { return len(slack.matching("synced")) == 1 })
 	first := slack.matching("synced")[0]
 	if first.Channel != "test-argocd-notification" || !strings.Contains(first.Text, "1111111") || first.Authorization != "Bearer xoxb-seeds-token" {
 		t.Errorf("first message = %+v", first)
@@ -33,18 +34,18 @@ func TestSeedsSlackSetup(t *testing.T) {
 		updateApp(t, c, app, func(a *v1alpha1.Application) { a.Labels = map[string]string{"touch": string(rune('a' + i))} })
 	}
 	updateApp(t, c, app, synced("2222222", start.Add(time.Minute), v1alpha1.HealthStatusHealthy))
-	eventually(t, "the second sync message", func() bool { return len(slack.matching("2222222")) == 1 })
+	testwait.Eventually(t, "the second sync message", func() bool { return len(slack.matching("2222222")) == 1 })
 
 	updateApp(t, c, app, func(a *v1alpha1.Application) {
 		a.Status.Health = v1alpha1.HealthStatus{Status: v1alpha1.HealthStatusDegraded, Message: "Back-off restarting failed container"}
 	})
-	eventually(t, "the degraded message", func() bool { return len(slack.matching("degraded")) == 1 })
+	testwait.Eventually(t, "the degraded message", func() bool { return len(slack.matching("degraded")) == 1 })
 	updateApp(t, c, app, func(a *v1alpha1.Application) { a.Labels = map[string]string{"touch": "again"} })
 
 	// A third sync is processed after every update above, so the counts
 	// below are final.
 	updateApp(t, c, app, synced("3333333", start.Add(2*time.Minute), v1alpha1.HealthStatusDegraded))
-	eventually(t, "the third sync message", func() bool { return len(slack.matching("3333333")) == 1 })
+	testwait.Eventually(t, "the third sync message", func() bool { return len(slack.matching("3333333")) == 1 })
 	if n := len(slack.matching("synced")); n != 3 {
 		t.Errorf("%d sync messages, want 3 (one per sync)", n)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
 	"github.com/skiffcd/skiff/internal/notify/smtptest"
+	"github.com/skiffcd/skiff/internal/testwait"
 )
 
 // TestWebhookAndEmail subscribes one app to a webhook receiver and an email
@@ -40,7 +41,7 @@ func TestWebhookAndEmail(t *testing.T) {
 	})
 	updateApp(t, c, app, synced("abc123", time.Now(), v1alpha1.HealthStatusHealthy))
 
-	eventually(t, "the webhook request and the email", func() bool {
+	testwait.Eventually(t, "the webhook request and the email", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return len(requests) == 1 && len(mail.Messages()) == 1
