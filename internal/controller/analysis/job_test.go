@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"context"
+	"errors"
 	"os"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/skiffcd/skiff/api/v1alpha1"
 	"github.com/skiffcd/skiff/internal/analysis"
 	"github.com/skiffcd/skiff/internal/analysis/provider"
+	"github.com/skiffcd/skiff/internal/testwait"
 )
 
 // The seeds' Job template, made into a run by NewRun as the Rollout
@@ -100,16 +102,17 @@ func TestTerminateDeletesARunningJob(t *testing.T) {
 	if got.Status.Phase != v1alpha1.AnalysisPhaseSuccessful || got.Status.Message != "Run Terminated" {
 		t.Errorf("run %s (%q), want Successful with Run Terminated", got.Status.Phase, got.Status.Message)
 	}
-	deadline := time.Now().Add(60 * time.Second)
-	for {
+	testwait.Eventually(t, "Job "+jobName+" to be deleted", func() error {
 		job := &batchv1.Job{}
 		err := c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: jobName}, job)
-		if apierrors.IsNotFound(err) || (err == nil && job.DeletionTimestamp != nil) {
-			return
+		switch {
+		case apierrors.IsNotFound(err):
+			return nil
+		case err != nil:
+			return err
+		case job.DeletionTimestamp == nil:
+			return errors.New("the Job is not being deleted")
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("Job %s was not deleted (err %v)", jobName, err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return nil
+	}, testwait.Timeout(60*time.Second))
 }

@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/skiffcd/skiff/api/v1alpha1"
 	"github.com/skiffcd/skiff/internal/analysis/provider"
 	"github.com/skiffcd/skiff/internal/testcluster"
+	"github.com/skiffcd/skiff/internal/testwait"
 )
 
 var cluster *testcluster.Cluster
@@ -43,21 +45,20 @@ func readRun(t *testing.T, file, ns string) *v1alpha1.AnalysisRun {
 	return run
 }
 
-// waitForRun polls the run until done says so, for up to 60 s.
+// waitForRun reads the run until done says so, for up to 60 s.
 func waitForRun(t *testing.T, c client.Client, run *v1alpha1.AnalysisRun, what string, done func(*v1alpha1.AnalysisRun) bool) *v1alpha1.AnalysisRun {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
 	got := &v1alpha1.AnalysisRun{}
-	for {
-		err := c.Get(context.Background(), client.ObjectKeyFromObject(run), got)
-		if err == nil && done(got) {
-			return got
+	testwait.Eventually(t, what, func() error {
+		if err := c.Get(context.Background(), client.ObjectKeyFromObject(run), got); err != nil {
+			return err
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s; last status: %+v (err %v)", what, got.Status, err)
+		if !done(got) {
+			return fmt.Errorf("last status: %+v", got.Status)
 		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return nil
+	}, testwait.Timeout(60*time.Second))
+	return got
 }
 
 func phaseIs(phase v1alpha1.AnalysisPhase) func(*v1alpha1.AnalysisRun) bool {

@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
+	"github.com/skiffcd/skiff/internal/testwait"
 )
 
 // initialDelay holds the first measurement back, count ends the metric,
@@ -47,15 +49,14 @@ func TestTTLStrategyDeletesAFinishedRun(t *testing.T) {
 	if err := c.Create(context.Background(), run); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(60 * time.Second)
-	for {
+	testwait.Eventually(t, "the run to be deleted after its TTL", func() error {
 		err := c.Get(context.Background(), client.ObjectKeyFromObject(run), &v1alpha1.AnalysisRun{})
-		if apierrors.IsNotFound(err) {
-			return
+		switch {
+		case apierrors.IsNotFound(err):
+			return nil
+		case err != nil:
+			return err
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the run was not deleted after its TTL (last error %v)", err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return errors.New("the run is still there")
+	}, testwait.Timeout(60*time.Second))
 }
