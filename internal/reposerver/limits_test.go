@@ -15,6 +15,7 @@ import (
 	"github.com/skiffcd/skiff/internal/source"
 	"github.com/skiffcd/skiff/internal/source/helmrepo"
 	"github.com/skiffcd/skiff/internal/testgit"
+	"github.com/skiffcd/skiff/internal/testwait"
 )
 
 // bigConfigMap is a ConfigMap of about size bytes of YAML, in many small
@@ -118,7 +119,8 @@ func TestSlowAppDoesNotBlockTheOthers(t *testing.T) {
 			}
 		})
 	}
-	waitFor(t, "the slow app's render to start", func() bool { return pool.Stats().Jobs >= 1 })
+	testwait.Eventually(t, "the slow app's render to start", func() bool { return pool.Stats().Jobs >= 1 },
+		testwait.Timeout(10*time.Second))
 
 	for i := range 3 {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -134,17 +136,6 @@ func TestSlowAppDoesNotBlockTheOthers(t *testing.T) {
 	}
 	if jobs := pool.Stats().Jobs; jobs != 4 {
 		t.Errorf("%d jobs ran, want 4: one for the slow app (its other renders wait for it) and one per fast app", jobs)
-	}
-}
-
-// waitFor polls cond for up to ten seconds.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); !cond(); {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }
 
