@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
+	"github.com/skiffcd/skiff/internal/testwait"
 )
 
 // A template that builds a gigabyte string is stopped at the worker's
@@ -156,20 +158,29 @@ func TestWorkerExitsWithItsParent(t *testing.T) {
 	if err := parent.Start(); err != nil {
 		t.Fatal(err)
 	}
+	// The worker is in the middle of the render once it has used more CPU
+	// than starting takes: an idle worker uses none.
 	var workers []process
-	for deadline := time.Now().Add(10 * time.Second); len(workers) == 0; time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			_ = parent.Process.Kill()
-			t.Fatal("the parent started no worker")
-		}
+	err = testwait.Until(context.Background(), "the parent's worker to render", func() error {
 		workers = children(parent.Process.Pid)
+		var cpu time.Duration
+		for _, w := range workers {
+			cpu += w.cpu
+		}
+		if cpu < 300*time.Millisecond {
+			return fmt.Errorf("%d workers used %s of CPU", len(workers), cpu)
+		}
+		return nil
+	}, testwait.Timeout(30*time.Second), testwait.Interval(20*time.Millisecond))
+	if err != nil {
+		_ = parent.Process.Kill()
+		t.Fatal(err)
 	}
-	time.Sleep(200 * time.Millisecond) // let the job start
 	if err := parent.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
 	_ = parent.Wait()
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+	err = testwait.Until(context.Background(), "the dead parent's workers to exit", func() error {
 		// Orphans are adopted by init (or a subreaper): look them up by pid.
 		alive := 0
 		for _, w := range workers {
@@ -177,15 +188,16 @@ func TestWorkerExitsWithItsParent(t *testing.T) {
 				alive++
 			}
 		}
-		if alive == 0 {
-			return
+		if alive > 0 {
+			return fmt.Errorf("%d of %d still run", alive, len(workers))
 		}
-		if time.Now().After(deadline) {
-			for _, w := range workers {
-				_ = syscall.Kill(w.pid, syscall.SIGKILL)
-			}
-			t.Fatalf("%d of the dead parent's workers still run 5s later", alive)
+		return nil
+	}, testwait.Timeout(5*time.Second), testwait.Interval(50*time.Millisecond))
+	if err != nil {
+		for _, w := range workers {
+			_ = syscall.Kill(w.pid, syscall.SIGKILL)
 		}
+		t.Fatal(err)
 	}
 }
 
