@@ -2,17 +2,18 @@ package testcluster_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
 	"github.com/skiffcd/skiff/internal/testcluster"
+	"github.com/skiffcd/skiff/internal/testwait"
 )
 
 // The control plane is complete: the controller-manager makes a ReplicaSet,
@@ -44,23 +45,18 @@ func TestDeploymentBecomesAvailable(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	var last *appsv1.Deployment
-	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 90*time.Second, true, func(ctx context.Context) (bool, error) {
+	testwait.Eventually(t, "the Deployment to be Available with 2 replicas", func() error {
 		d, err := client.AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{})
 		if err != nil {
-			return false, err
+			return err
 		}
-		last = d
 		for _, c := range d.Status.Conditions {
 			if c.Type == appsv1.DeploymentAvailable && c.Status == corev1.ConditionTrue && d.Status.AvailableReplicas == 2 {
-				return true, nil
+				return nil
 			}
 		}
-		return false, nil
-	})
-	if err != nil {
-		t.Fatalf("Deployment not Available with 2 replicas: %v; last status %+v", err, last.Status)
-	}
+		return fmt.Errorf("last status %+v", d.Status)
+	}, testwait.Timeout(90*time.Second), testwait.Interval(200*time.Millisecond))
 
 	pods, err := client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=web"})
 	if err != nil {

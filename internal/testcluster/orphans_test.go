@@ -3,6 +3,7 @@ package testcluster_test
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"strconv"
@@ -10,9 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/apimachinery/pkg/util/wait"
-
 	"github.com/skiffcd/skiff/internal/testcluster"
+	"github.com/skiffcd/skiff/internal/testwait"
 )
 
 // A test binary killed with SIGKILL (a CI timeout, a Ctrl-C'd `go test`)
@@ -64,17 +64,16 @@ started:
 	}
 	_ = child.Wait()
 
-	var left []string
-	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
-		left = left[:0]
+	testwait.Eventually(t, "the killed owner's control plane to exit", func() error {
+		var left []string
 		for name, pid := range pids {
 			if testcluster.Alive(pid) {
 				left = append(left, name)
 			}
 		}
-		return len(left) == 0, nil
+		if len(left) > 0 {
+			return fmt.Errorf("still running: %v", left)
+		}
+		return nil
 	})
-	if err != nil {
-		t.Fatalf("still running 30s after their owner was killed: %v", left)
-	}
 }
