@@ -5,7 +5,6 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
 	"github.com/skiffcd/skiff/internal/clustercache"
+	"github.com/skiffcd/skiff/internal/testwait"
 )
 
 // /readyz must not answer ready before the replica can act: before its
@@ -34,16 +34,6 @@ func TestReadinessWaitsForTheCachesTheReplicaActsOn(t *testing.T) {
 	check := readiness(append([]listing{{mgr.GetCache(), &v1alpha1.Application{}, "the Applications"}}, configListings(config)...), elected, live)
 	request := httptest.NewRequest("GET", "/readyz", nil).WithContext(ctx)
 	ready := func() error { return check(request) }
-	eventually := func(what string) {
-		t.Helper()
-		deadline := time.Now().Add(30 * time.Second)
-		for err := ready(); err != nil; err = ready() {
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: still not ready after 30s: %v", what, err)
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-	}
 	notReady := func(what, want string) {
 		t.Helper()
 		err := ready()
@@ -57,12 +47,12 @@ func TestReadinessWaitsForTheCachesTheReplicaActsOn(t *testing.T) {
 		t.Fatalf("before the settings cache started: readiness %v, want an error about the settings", err)
 	}
 	go func() { _ = mgr.Start(ctx) }()
-	eventually("a standby replica, once the Applications are listed")
+	testwait.Eventually(t, "a standby replica to be ready once the Applications are listed", ready)
 
 	close(elected)
 	notReady("the elected replica, before its cluster cache is filled", "cluster cache")
 	go func() { _ = live.Start(ctx) }()
-	eventually("the elected replica, once the cluster cache is filled")
+	testwait.Eventually(t, "the elected replica to be ready once the cluster cache is filled", ready)
 }
 
 // The informers startInformers names are listed when their cache starts,
