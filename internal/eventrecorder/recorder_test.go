@@ -2,6 +2,7 @@ package eventrecorder
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +12,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/skiffcd/skiff/internal/testwait"
 )
 
 // An Event carries what `kubectl get events` and Argo CD's UI read: the
@@ -76,20 +79,16 @@ func TestEventsAreWrittenAndRepeatsFolded(t *testing.T) {
 	if len(startedEvents) != 2 {
 		t.Fatalf("%d OperationStarted Events, want 2 (a repeat, then one after the window)", len(startedEvents))
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	testwait.Eventually(t, "the first OperationStarted Event's series to count 2", func() error {
 		var first eventsv1.Event
 		if err := c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: olderOf(startedEvents).Name}, &first); err != nil {
-			t.Fatal(err)
+			return err
 		}
-		if first.Series != nil && first.Series.Count == 2 {
-			break
+		if first.Series == nil || first.Series.Count != 2 {
+			return fmt.Errorf("series %+v", first.Series)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the first OperationStarted Event's series = %+v, want count 2", first.Series)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 func olderOf(evs []eventsv1.Event) eventsv1.Event {
@@ -103,16 +102,15 @@ func olderOf(evs []eventsv1.Event) eventsv1.Event {
 func waitEvents(t *testing.T, c client.Client, ns string, want int) []eventsv1.Event {
 	t.Helper()
 	var list eventsv1.EventList
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	testwait.Eventually(t, fmt.Sprintf("%d Events", want), func() error {
 		if err := c.List(context.Background(), &list, client.InNamespace(ns)); err != nil {
-			t.Fatal(err)
+			return err
 		}
-		if len(list.Items) >= want || time.Now().After(deadline) {
-			break
+		if len(list.Items) < want {
+			return fmt.Errorf("%d Events written", len(list.Items))
 		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return nil
+	})
 	if len(list.Items) != want {
 		t.Fatalf("%d Events written, want %d: %+v", len(list.Items), want, list.Items)
 	}
