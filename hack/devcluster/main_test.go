@@ -18,10 +18,10 @@ import (
 
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/skiffcd/skiff/internal/testcluster"
+	"github.com/skiffcd/skiff/internal/testwait"
 )
 
 // The README's run command starts the control plane and skiff server, which
@@ -80,17 +80,17 @@ func TestRunStartsSkiffAndCtrlCStopsEverything(t *testing.T) {
 	}
 
 	client := &http.Client{Timeout: 2 * time.Second}
-	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+	testwait.Eventually(t, "skiff server to be healthy at "+health, func() error {
 		resp, err := client.Get("http://" + health + "/healthz")
 		if err != nil {
-			return false, nil
+			return err
 		}
 		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK, nil
-	})
-	if err != nil {
-		t.Fatalf("skiff server never became healthy at %s: %v", health, err)
-	}
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("/healthz: %s", resp.Status)
+		}
+		return nil
+	}, testwait.Timeout(2*time.Minute), testwait.Interval(200*time.Millisecond))
 	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
 		t.Fatal(err)
