@@ -2,6 +2,7 @@ package browser
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -10,11 +11,12 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
 	"github.com/skiffcd/skiff/internal/testgit"
+	"github.com/skiffcd/skiff/internal/testwait"
 )
 
 // newGuestbook commits Argo CD's guestbook to a new repository and creates
@@ -187,13 +189,16 @@ func TestApplicationLifecycle(t *testing.T) {
 // waitGone waits until the cascade removed the Deployment.
 func waitGone(t *testing.T, ns, name string) {
 	t.Helper()
-	err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
-		err := env.k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &appsv1.Deployment{})
-		return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
-	})
-	if err != nil {
-		t.Fatalf("deployment %s/%s still there after a cascading delete: %v", ns, name, err)
-	}
+	testwait.Eventually(t, fmt.Sprintf("deployment %s/%s to go after a cascading delete", ns, name), func() error {
+		err := env.k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, &appsv1.Deployment{})
+		switch {
+		case apierrors.IsNotFound(err):
+			return nil
+		case err != nil:
+			return err
+		}
+		return errors.New("still there")
+	}, testwait.Timeout(60*time.Second), testwait.Interval(200*time.Millisecond))
 }
 
 // waitSyncedHealthy waits, without reloading, for the page to show the app
@@ -219,16 +224,16 @@ func getApp(t *testing.T, name string) *v1alpha1.Application {
 // waitReplicas waits until the Deployment in the cluster asks for replicas.
 func waitReplicas(t *testing.T, ns, name string, replicas int32) {
 	t.Helper()
-	var dep appsv1.Deployment
-	err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-		if err := env.k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &dep); err != nil {
-			return false, client.IgnoreNotFound(err)
+	testwait.Eventually(t, fmt.Sprintf("deployment %s/%s to ask for %d replicas", ns, name, replicas), func() error {
+		var dep appsv1.Deployment
+		if err := env.k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, &dep); err != nil {
+			return err
 		}
-		return dep.Spec.Replicas != nil && *dep.Spec.Replicas == replicas, nil
-	})
-	if err != nil {
-		t.Fatalf("deployment %s/%s: want %d replicas: %v", ns, name, replicas, err)
-	}
+		if dep.Spec.Replicas == nil || *dep.Spec.Replicas != replicas {
+			return fmt.Errorf("replicas %v", ptr.Deref(dep.Spec.Replicas, -1))
+		}
+		return nil
+	}, testwait.Interval(200*time.Millisecond))
 }
 
 // An app created from the New app form is compared with git at once.

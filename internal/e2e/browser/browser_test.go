@@ -3,6 +3,7 @@ package browser
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -11,6 +12,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/skiffcd/skiff/internal/testwait"
 )
 
 // page is one Chromium tab on the Skiff server.
@@ -167,19 +170,16 @@ func eval[T any](p *page, js string) (T, error) {
 // until polls a JavaScript condition every 250 ms for at most timeout.
 func (p *page) until(what, js string, timeout time.Duration) {
 	p.t.Helper()
-	deadline := time.Now().Add(timeout)
-	var last error
-	for i := 0; i < int(timeout/(250*time.Millisecond))+1; i++ {
+	err := testwait.Until(p.ctx, what, func() error {
 		ok, err := eval[bool](p, "Boolean("+js+")")
-		if last = err; err == nil && ok {
-			return
+		if err == nil && !ok {
+			return errors.New("false in the page")
 		}
-		if time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(250 * time.Millisecond)
+		return err
+	}, testwait.Timeout(timeout), testwait.Interval(250*time.Millisecond))
+	if err != nil {
+		p.fail("%v", err)
 	}
-	p.fail("timed out after %s waiting for %s (last error: %v)", timeout, what, last)
 }
 
 // attrIs is a condition: the element's attribute has the value.

@@ -8,6 +8,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -21,7 +22,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -29,6 +29,7 @@ import (
 	"github.com/skiffcd/skiff/internal/manager"
 	"github.com/skiffcd/skiff/internal/server"
 	"github.com/skiffcd/skiff/internal/testcluster"
+	"github.com/skiffcd/skiff/internal/testwait"
 )
 
 // chromiumPath is Debian's Chromium; $SKIFF_TEST_CHROMIUM names another
@@ -185,19 +186,19 @@ func startServer(ctx context.Context) (<-chan struct{}, error) {
 // initialPassword reads argocd-initial-admin-secret once the server wrote it.
 func initialPassword(ctx context.Context) (string, error) {
 	var password string
-	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
+	err := testwait.Until(ctx, "the initial admin password", func() error {
 		var secret corev1.Secret
 		if err := env.k8s.Get(ctx, types.NamespacedName{Namespace: argocd, Name: "argocd-initial-admin-secret"}, &secret); err != nil {
-			return false, client.IgnoreNotFound(err)
+			return err
 		}
 		password = string(secret.Data["password"])
+		if password == "" {
+			return errors.New("argocd-initial-admin-secret has no password")
+		}
 		// argocd-secret is written after it: wait until the password logs in.
-		return password != "" && apiLogin(ctx, "admin", password) == nil, nil
-	})
-	if err != nil {
-		return "", fmt.Errorf("no initial admin password: %w", err)
-	}
-	return password, nil
+		return apiLogin(ctx, "admin", password)
+	}, testwait.Timeout(60*time.Second), testwait.Interval(200*time.Millisecond))
+	return password, err
 }
 
 // apiLogin logs in through the API, to check credentials work.

@@ -9,8 +9,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/skiffcd/skiff/internal/testwait"
 )
 
 // A user with the readonly role sees the application but no Sync button.
@@ -67,12 +68,8 @@ func addReadonlyUser(t *testing.T, name, password string) {
 		t.Fatal(err)
 	}
 	// The server reads settings through a cache: wait until it sees them.
-	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-		return apiLogin(ctx, name, password) == nil, nil
-	})
-	if err != nil {
-		t.Fatalf("%s cannot log in: %v", name, err)
-	}
+	testwait.Eventually(t, name+" to log in", func() error { return apiLogin(ctx, name, password) },
+		testwait.Interval(200*time.Millisecond))
 }
 
 // setData sets one key of a ConfigMap, creating it if needed.

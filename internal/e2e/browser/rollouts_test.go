@@ -2,17 +2,18 @@ package browser
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
 	"github.com/skiffcd/skiff/internal/testcluster"
+	"github.com/skiffcd/skiff/internal/testwait"
 )
 
 // A canary paused at its pause step is promoted from its page and
@@ -24,12 +25,9 @@ func TestRolloutPromote(t *testing.T) {
 	testcluster.ReadYAML(t, "testdata/rollout-canary.yaml", ro, ns)
 	ctx := context.Background()
 	// Pods of a namespace's first seconds wait for its default ServiceAccount.
-	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-		err := env.k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "default"}, &corev1.ServiceAccount{})
-		return err == nil, client.IgnoreNotFound(err)
-	}); err != nil {
-		t.Fatalf("no default ServiceAccount in %s: %v", ns, err)
-	}
+	testwait.Eventually(t, "the default ServiceAccount in "+ns, func() error {
+		return env.k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "default"}, &corev1.ServiceAccount{})
+	})
 	if err := env.k8s.Create(ctx, ro); err != nil {
 		t.Fatal(err)
 	}
@@ -87,12 +85,15 @@ func TestRolloutPromote(t *testing.T) {
 // waitRollout polls the Rollout until cond holds (up to 90 s).
 func waitRollout(t *testing.T, ro *v1alpha1.Rollout, what string, cond func(*v1alpha1.Rollout) bool) {
 	t.Helper()
-	err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, 90*time.Second, true, func(ctx context.Context) (bool, error) {
-		if err := env.k8s.Get(ctx, client.ObjectKeyFromObject(ro), ro); err != nil {
-			return false, err
+	err := testwait.Until(context.Background(), what, func() error {
+		if err := env.k8s.Get(context.Background(), client.ObjectKeyFromObject(ro), ro); err != nil {
+			return err
 		}
-		return cond(ro), nil
-	})
+		if !cond(ro) {
+			return fmt.Errorf("phase %s", ro.Status.Phase)
+		}
+		return nil
+	}, testwait.Timeout(90*time.Second), testwait.Interval(200*time.Millisecond))
 	if err != nil {
 		var rss appsv1.ReplicaSetList
 		_ = env.k8s.List(context.Background(), &rss, client.InNamespace(ro.Namespace))
@@ -104,6 +105,6 @@ func waitRollout(t *testing.T, ro *v1alpha1.Rollout, what string, cond func(*v1a
 		for _, e := range events.Items {
 			t.Logf("event %s %s: %s", e.InvolvedObject.Name, e.Reason, e.Message)
 		}
-		t.Fatalf("rollout %s: waiting for %s: %v (status %+v)", ro.Name, what, err, ro.Status)
+		t.Fatalf("rollout %s: %v (status %+v)", ro.Name, err, ro.Status)
 	}
 }
