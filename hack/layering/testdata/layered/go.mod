@@ -1,0 +1,3 @@
+module example.com/layered
+
+go 1.26.0

@@ -1,0 +1,2 @@
+// Package serverless is named like the server but is not under it.
+package serverless
