@@ -78,10 +78,11 @@ verify-generate: generate ## Fail when generated files differ from what is commi
 	fi
 
 .PHONY: lint
-lint: $(STATICCHECK) ## gofmt, go vet and staticcheck.
+lint: $(STATICCHECK) ## gofmt, go vet, staticcheck and the import rules between layers (hack/layering).
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	go vet ./...
 	$(STATICCHECK) ./...
+	go run ./hack/layering
 
 .PHONY: bench
 bench: ## Run the benchmarks in bench/ and print their figures.
