@@ -2,14 +2,11 @@ package analysis
 
 import (
 	"context"
-	"errors"
 	"testing"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-
 	"github.com/skiffcd/skiff/api/v1alpha1"
+	"github.com/skiffcd/skiff/internal/testcluster"
 	"github.com/skiffcd/skiff/internal/testwait"
 )
 
@@ -49,14 +46,5 @@ func TestTTLStrategyDeletesAFinishedRun(t *testing.T) {
 	if err := c.Create(context.Background(), run); err != nil {
 		t.Fatal(err)
 	}
-	testwait.Eventually(t, "the run to be deleted after its TTL", func() error {
-		err := c.Get(context.Background(), client.ObjectKeyFromObject(run), &v1alpha1.AnalysisRun{})
-		switch {
-		case apierrors.IsNotFound(err):
-			return nil
-		case err != nil:
-			return err
-		}
-		return errors.New("the run is still there")
-	}, testwait.Timeout(60*time.Second))
+	testwait.Eventually(t, "the run to be deleted after its TTL", testcluster.Gone(c, run), testwait.Timeout(60*time.Second))
 }

@@ -2,19 +2,18 @@ package browser
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
+	"github.com/skiffcd/skiff/internal/testcluster"
 	"github.com/skiffcd/skiff/internal/testgit"
 	"github.com/skiffcd/skiff/internal/testwait"
 )
@@ -189,16 +188,9 @@ func TestApplicationLifecycle(t *testing.T) {
 // waitGone waits until the cascade removed the Deployment.
 func waitGone(t *testing.T, ns, name string) {
 	t.Helper()
-	testwait.Eventually(t, fmt.Sprintf("deployment %s/%s to go after a cascading delete", ns, name), func() error {
-		err := env.k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, &appsv1.Deployment{})
-		switch {
-		case apierrors.IsNotFound(err):
-			return nil
-		case err != nil:
-			return err
-		}
-		return errors.New("still there")
-	}, testwait.Timeout(60*time.Second), testwait.Interval(200*time.Millisecond))
+	gone := testcluster.Gone(env.k8s, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}})
+	testwait.Eventually(t, "the cascading delete to remove the Deployment", gone,
+		testwait.Timeout(60*time.Second), testwait.Interval(200*time.Millisecond))
 }
 
 // waitSyncedHealthy waits, without reloading, for the page to show the app
