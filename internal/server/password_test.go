@@ -1,67 +1,53 @@
 package server
 
 import (
-	"context"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
-
-	"github.com/skiffcd/skiff/internal/cli/sessioncli"
 )
 
-// `skiff login`, `account update-password` and `logout` against the real
-// server: the CLI's client logs in, changes its password (the old session
-// and the old password stop working, the client is logged in again with the
-// new one), and logs out (its token is refused after).
-func TestLoginUpdatePasswordAndLogoutFromTheCLI(t *testing.T) {
+// Login, password change and logout as `skiff login`, `account
+// update-password` and `logout` send them (the CLI's side is tested in
+// cmd/skiff): the old session and the old password stop working after the
+// change, a new login works, and a logged-out token is refused.
+func TestLoginUpdatePasswordAndLogout(t *testing.T) {
 	h := startServer(t)
 	h.addUser("alice", "alice-password")
-	ctx := context.Background()
-	cfg := &sessioncli.Config{Server: strings.TrimPrefix(h.url, "https://"), Insecure: true}
-	cli := sessioncli.NewClient(cfg)
 
-	if err := cli.Login(ctx, "alice", "wrong-password"); err == nil || !strings.Contains(err.Error(), "Invalid username or password (401)") {
-		t.Fatalf("login with a wrong password: %v", err)
+	r := h.do(http.MethodPost, "/api/v1/session", "", map[string]string{"username": "alice", "password": "wrong-password"})
+	if r.status != http.StatusUnauthorized || !strings.Contains(string(r.body), "Invalid username or password") {
+		t.Fatalf("login with a wrong password: %d %s", r.status, r.body)
 	}
-	if err := cli.Login(ctx, "alice", "alice-password"); err != nil {
-		t.Fatal(err)
-	}
-	old := cfg.Token
-	if user, err := cli.UserInfo(ctx); err != nil || user != "alice" {
-		t.Fatalf("userinfo: %q %v", user, err)
+	old := h.login("alice", "alice-password")
+	if r := h.do(http.MethodGet, "/api/v1/session/userinfo", old, nil); r.status != http.StatusOK || !strings.Contains(string(r.body), `"username":"alice"`) {
+		t.Fatalf("userinfo: %d %s", r.status, r.body)
 	}
 	// The session must be older than the change, to the second.
 	h.clock.Add(2 * time.Second)
 
-	if err := cli.UpdatePassword(ctx, "not-it", "new-alice-password"); err == nil || !strings.Contains(err.Error(), "current password does not match") {
-		t.Fatalf("update with a wrong current password: %v", err)
+	update := func(current, next string) response {
+		return h.do(http.MethodPut, "/api/v1/account/password", old, map[string]string{"currentPassword": current, "newPassword": next})
 	}
-	if err := cli.UpdatePassword(ctx, "alice-password", "short"); err == nil || !strings.Contains(err.Error(), "8 to 72 characters") {
-		t.Fatalf("update to a short password: %v", err)
+	if r := update("not-it", "new-alice-password"); r.status == http.StatusOK || !strings.Contains(string(r.body), "current password does not match") {
+		t.Fatalf("update with a wrong current password: %d %s", r.status, r.body)
 	}
-	if err := cli.UpdatePassword(ctx, "alice-password", "new-alice-password"); err != nil {
-		t.Fatal(err)
+	if r := update("alice-password", "short"); r.status == http.StatusOK || !strings.Contains(string(r.body), "8 to 72 characters") {
+		t.Fatalf("update to a short password: %d %s", r.status, r.body)
 	}
-	if cfg.Token == "" || cfg.Token == old {
-		t.Fatal("the client was not logged in again after the change")
+	if r := update("alice-password", "new-alice-password"); r.status != http.StatusOK {
+		t.Fatalf("update: %d %s", r.status, r.body)
 	}
 	wantError(t, h.do(http.MethodGet, "/api/v1/applications", old, nil), http.StatusUnauthorized)
 	wantError(t, h.do(http.MethodPost, "/api/v1/session", "", map[string]string{"username": "alice", "password": "alice-password"}), http.StatusUnauthorized)
-	if r := h.do(http.MethodGet, "/api/v1/session/userinfo", cfg.Token, nil); r.status != http.StatusOK {
-		t.Fatalf("the new session: %d %s", r.status, r.body)
-	}
-	wantError(t, h.do(http.MethodPut, "/api/v1/account/password", cfg.Token,
+	token := h.login("alice", "new-alice-password")
+	wantError(t, h.do(http.MethodPut, "/api/v1/account/password", token,
 		map[string]string{"name": "admin", "currentPassword": "x", "newPassword": "whatever-long"}), http.StatusForbidden)
 
-	token := cfg.Token
-	if err := cli.Logout(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if cfg.Token != "" {
-		t.Error("the token is kept after logout")
+	if r := h.do(http.MethodDelete, "/api/v1/session", token, nil); r.status != http.StatusOK {
+		t.Fatalf("logout: %d %s", r.status, r.body)
 	}
 	wantError(t, h.do(http.MethodGet, "/api/v1/session/userinfo", token, nil), http.StatusUnauthorized)
 }
