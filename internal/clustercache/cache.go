@@ -208,48 +208,6 @@ func (c *Cache) WaitForSync(ctx context.Context) error {
 	}
 }
 
-// discover starts informers for kinds not watched yet and waits for them,
-// and for the full watches of those that hold tracked objects.
-func (c *Cache) discover(ctx context.Context) error {
-	lists, err := c.discovery.ServerPreferredResources()
-	if err != nil && len(lists) == 0 {
-		return fmt.Errorf("discovering API resources: %w", err)
-	}
-	// A partial failure (an aggregated API that is down) must not stop
-	// watching everything else.
-	var started []cache.InformerSynced
-	for _, list := range lists {
-		gv, err := schema.ParseGroupVersion(list.GroupVersion)
-		if err != nil {
-			continue
-		}
-		for _, r := range list.APIResources {
-			if strings.Contains(r.Name, "/") || !hasVerbs(r.Verbs, "list", "watch") {
-				continue
-			}
-			gvk := gv.WithKind(r.Kind)
-			if c.excluded[gvk.GroupKind()] {
-				continue
-			}
-			gvr := gv.WithResource(r.Name)
-			c.mu.Lock()
-			_, known := c.watched[gvr]
-			if !known {
-				c.watched[gvr] = &kindWatch{gvk: gvk}
-			}
-			c.mu.Unlock()
-			if known {
-				continue
-			}
-			started = append(started, c.watchMetadata(ctx, gvr, gvk))
-		}
-	}
-	if !cache.WaitForCacheSync(ctx.Done(), started...) {
-		return fmt.Errorf("waiting for the cluster cache to sync: %w", ctx.Err())
-	}
-	return c.upgrade(ctx)
-}
-
 // watchMetadata starts a metadata-only informer of gvr and returns its
 // HasSynced.
 func (c *Cache) watchMetadata(ctx context.Context, gvr schema.GroupVersionResource, gvk schema.GroupVersionKind) cache.InformerSynced {
@@ -389,42 +347,6 @@ func (c *Cache) upgrade(ctx context.Context) error {
 	return nil
 }
 
-func hasVerbs(verbs []string, want ...string) bool {
-	for _, w := range want {
-		found := false
-		for _, v := range verbs {
-			if v == w {
-				found = true
-				break
-			}
-		}
-		if !found {
-			return false
-		}
-	}
-	return true
-}
-
-// rediscoverLoop watches for new kinds after a CRD changed. Discovery is
-// debounced: installing a chart with ten CRDs triggers one pass.
-func (c *Cache) rediscoverLoop(ctx context.Context) {
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-c.rediscover:
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(500 * time.Millisecond):
-		}
-		// Errors are retried at the next CRD change; the existing watches
-		// keep working meanwhile.
-		_ = c.discover(ctx)
-	}
-}
-
 func (c *Cache) handler(gvk schema.GroupVersionKind) cache.ResourceEventHandler {
 	isCRD := gvk.Group == "apiextensions.k8s.io" && gvk.Kind == "CustomResourceDefinition"
 	return cache.ResourceEventHandlerFuncs{
@@ -452,13 +374,6 @@ func (c *Cache) handler(gvk schema.GroupVersionKind) cache.ResourceEventHandler 
 				c.remove(s)
 			}
 		},
-	}
-}
-
-func (c *Cache) signalRediscover() {
-	select {
-	case c.rediscover <- struct{}{}:
-	default:
 	}
 }
 
