@@ -124,7 +124,6 @@ func queueDeltas(before, after queueScrape) string {
 	return b.String()
 }
 
-// sumDeltas sums the per-series increases between two scrapes.
 // comparisonCounts is a line with the increases of
 // skiff_app_comparisons_total by outcome.
 func comparisonCounts(before, after map[string]float64) string {
@@ -140,6 +139,7 @@ func comparisonCounts(before, after map[string]float64) string {
 	return fmt.Sprintf("  comparisons: %.0f computed, %.0f reused\n", computed, reused)
 }
 
+// sumDeltas sums the per-series increases between two scrapes.
 func sumDeltas(before, after map[string]float64) float64 {
 	sum := 0.0
 	for k, v := range after {
