@@ -1,7 +1,6 @@
 package main
 
 import (
-	"net"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -54,17 +53,4 @@ func forEach(n int, fn func(i int) error) error {
 	close(work)
 	wg.Wait()
 	return firstErr
-}
-
-func freePorts(n int) ([]int, error) {
-	var ports []int
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
-		}
-		defer l.Close()
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
 }

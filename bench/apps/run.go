@@ -78,7 +78,7 @@ func runN(n int, bin, tmp string) (res result, err error) {
 	}
 	res.apiBaseline = (base1 - base0) / idle.Minutes()
 
-	ports, err := freePorts(4)
+	ports, err := testcluster.FreePorts(4)
 	if err != nil {
 		return res, err
 	}
@@ -173,7 +173,7 @@ func runN(n int, bin, tmp string) (res result, err error) {
 		"operation finished", "Deployment Available", "Synced+Healthy")
 	stopDeployments := watchDeployments(ctx, c, n, steps, deploymentCreated, deploymentAvailable)
 	if err := forEach(n, func(i int) error {
-		if err := c.Create(ctx, application(i, repo.url())); err != nil {
+		if err := c.Create(ctx, application(i, repo.URL())); err != nil {
 			return err
 		}
 		steps.mark(appKey(appName(i)), appCreated)
@@ -240,7 +240,7 @@ func runN(n int, bin, tmp string) (res result, err error) {
 	trigQueues0 := scrapeQueues(ctx, metricsAddr)
 	compared0 := comparisons()
 	start = time.Now()
-	if err := triggerRefresh(ctx, c, n, apiAddr, repo.url()); err != nil {
+	if err := triggerRefresh(ctx, c, n, apiAddr, repo.URL()); err != nil {
 		return res, err
 	}
 	triggeredIn := time.Since(start)
@@ -280,7 +280,7 @@ func runN(n int, bin, tmp string) (res result, err error) {
 		apiserver.phase()
 		compared0 := comparisons()
 		start := time.Now()
-		if err := triggerRefresh(ctx, c, n, apiAddr, repo.url()); err != nil {
+		if err := triggerRefresh(ctx, c, n, apiAddr, repo.URL()); err != nil {
 			return res, err
 		}
 		if err := waitApps(ctx, c, n, "Synced at "+sha[:8]+" (triggered)", alive, syncedAt(sha)); err != nil {

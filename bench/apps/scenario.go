@@ -2,17 +2,13 @@ package main
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
-	"time"
 
-	"github.com/go-git/go-git/v5"
-	"github.com/go-git/go-git/v5/plumbing/object"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
+	"github.com/skiffcd/skiff/internal/testgit"
 )
 
 func appName(i int) string { return fmt.Sprintf("app-%04d", i) }
@@ -89,30 +85,25 @@ func syncedAt(sha string) func(*v1alpha1.Application) bool {
 	}
 }
 
-type repo struct {
-	dir  string
-	repo *git.Repository
-}
+// repo is the scenario's git repository: a directory per app.
+type repo struct{ *testgit.Repo }
 
 func newRepo(dir string, n int) (*repo, error) {
-	r, err := git.PlainInit(dir, false)
+	g, err := testgit.Init(dir)
 	if err != nil {
 		return nil, err
 	}
-	g := &repo{dir: dir, repo: r}
 	files := map[string]string{}
 	for i := range n {
 		for p, content := range manifests(i, 0) {
 			files[p] = content
 		}
 	}
-	if _, err := g.commit(files); err != nil {
+	if _, err := g.CommitFiles(files); err != nil {
 		return nil, err
 	}
-	return g, nil
+	return &repo{g}, nil
 }
-
-func (g *repo) url() string { return "file://" + g.dir }
 
 // touchAll changes the first ConfigMap of every app in one commit.
 func (g *repo) touchAll(n, rev int) (string, error) {
@@ -121,29 +112,5 @@ func (g *repo) touchAll(n, rev int) (string, error) {
 		p := fmt.Sprintf("apps/%s/configmap-0.yaml", appName(i))
 		files[p] = manifests(i, rev)[p]
 	}
-	return g.commit(files)
-}
-
-func (g *repo) commit(files map[string]string) (string, error) {
-	wt, err := g.repo.Worktree()
-	if err != nil {
-		return "", err
-	}
-	for p, content := range files {
-		full := filepath.Join(g.dir, p)
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			return "", err
-		}
-		if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
-			return "", err
-		}
-	}
-	if err := wt.AddGlob("apps"); err != nil {
-		return "", err
-	}
-	sha, err := wt.Commit("bench", &git.CommitOptions{Author: &object.Signature{Name: "bench", Email: "bench@example.com", When: time.Now()}})
-	if err != nil {
-		return "", err
-	}
-	return sha.String(), nil
+	return g.CommitFiles(files)
 }
