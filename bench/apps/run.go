@@ -18,6 +18,8 @@ import (
 	"github.com/skiffcd/skiff/internal/testcluster"
 )
 
+// runN measures one N: the floor, then skiff server on a fresh control
+// plane through the phases below.
 func runN(n int, bin, tmp string) (res result, err error) {
 	res.n = n
 	ctx := context.Background()
@@ -66,17 +68,9 @@ func runN(n int, bin, tmp string) (res result, err error) {
 	if err != nil {
 		return res, err
 	}
-	fmt.Printf("baseline: %s of API requests without skiff...\n", idle)
-	base0, err := metrics.total(ctx)
-	if err != nil {
+	if res.apiBaseline, err = measureBaseline(ctx, metrics); err != nil {
 		return res, err
 	}
-	time.Sleep(idle)
-	base1, err := metrics.total(ctx)
-	if err != nil {
-		return res, err
-	}
-	res.apiBaseline = (base1 - base0) / idle.Minutes()
 
 	ports, err := testcluster.FreePorts(4)
 	if err != nil {
@@ -86,27 +80,8 @@ func runN(n int, bin, tmp string) (res result, err error) {
 	healthAddr := fmt.Sprintf("127.0.0.1:%d", ports[1])
 	pprofAddr := fmt.Sprintf("127.0.0.1:%d", ports[2])
 	started := time.Now()
-	args := []string{"server",
-		"--kubeconfig", cluster.Kubeconfig,
-		"--install-crds",
-		"--namespace", argocdNS,
-		"--app-resync", appResync.String(),
-		"--metrics-bind-address", metricsAddr,
-		"--health-probe-bind-address", healthAddr,
-		"--cache-dir", filepath.Join(tmp, fmt.Sprintf("cache-%d", n)),
-	}
-	if *profileDir != "" {
-		// Serving pprof turns on heap profile sampling, which costs memory
-		// of its own: only a profiling run pays it.
-		args = append(args, "--pprof-bind-address", pprofAddr)
-	}
+	args := serverArgs(cluster.Kubeconfig, filepath.Join(tmp, fmt.Sprintf("cache-%d", n)), metricsAddr, healthAddr, pprofAddr, ports[3])
 	apiAddr := fmt.Sprintf("127.0.0.1:%d", ports[3])
-	if *trigger == "webhook" {
-		args = append(args, "--address", "127.0.0.1", "--port", strconv.Itoa(ports[3]), "--insecure")
-	} else {
-		args = append(args, "--port", "0") // no API server: the annotations reach the controller
-	}
-	args = append(args, strings.Fields(*serverFlags)...)
 	pid, exited, err := cluster.StartProcess("skiff", logFile, bin, args...)
 	if err != nil {
 		return res, err
@@ -129,6 +104,72 @@ func runN(n int, bin, tmp string) (res result, err error) {
 			return nil
 		}
 	}
+	if err := waitReady(ctx, c, healthAddr, alive); err != nil {
+		return res, err
+	}
+	res.startCPU, res.startRSS = proc.phase()
+	fmt.Printf("skiff server (pid %d) ready in %s: %.2f CPU-s, peak RSS %.1f MiB\n", pid, time.Since(started).Round(time.Millisecond), res.startCPU, res.startRSS)
+
+	p := &phases{ctx: ctx, n: n, res: &res, c: c, repo: repo, metrics: metrics, proc: proc, apiserver: apiserver,
+		alive: alive, metricsAddr: metricsAddr, pprofAddr: pprofAddr, apiAddr: apiAddr}
+	if err := p.initialSync(); err != nil {
+		return res, err
+	}
+	if err := p.triggeredRefresh(); err != nil {
+		return res, err
+	}
+	sha, err := p.pollingRefresh()
+	if err != nil {
+		return res, err
+	}
+	return res, p.steadyState(sha)
+}
+
+// measureBaseline returns the API requests per minute of all clients over
+// -idle, before skiff starts.
+func measureBaseline(ctx context.Context, metrics *apiMetrics) (float64, error) {
+	fmt.Printf("baseline: %s of API requests without skiff...\n", idle)
+	base0, err := metrics.total(ctx)
+	if err != nil {
+		return 0, err
+	}
+	time.Sleep(idle)
+	base1, err := metrics.total(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return (base1 - base0) / idle.Minutes(), nil
+}
+
+// serverArgs are skiff server's arguments; the API server listens on
+// apiPort when -trigger is webhook.
+func serverArgs(kubeconfig, cacheDir, metricsAddr, healthAddr, pprofAddr string, apiPort int) []string {
+	args := []string{"server",
+		"--kubeconfig", kubeconfig,
+		"--install-crds",
+		"--namespace", argocdNS,
+		"--app-resync", appResync.String(),
+		"--metrics-bind-address", metricsAddr,
+		"--health-probe-bind-address", healthAddr,
+		"--cache-dir", cacheDir,
+	}
+	if *profileDir != "" {
+		// Serving pprof turns on heap profile sampling, which costs memory
+		// of its own: only a profiling run pays it.
+		args = append(args, "--pprof-bind-address", pprofAddr)
+	}
+	if *trigger == "webhook" {
+		args = append(args, "--address", "127.0.0.1", "--port", strconv.Itoa(apiPort), "--insecure")
+	} else {
+		args = append(args, "--port", "0") // no API server: the annotations reach the controller
+	}
+	args = append(args, strings.Fields(*serverFlags)...)
+	return args
+}
+
+// waitReady waits for skiff server to be ready and the Application kind to
+// be served.
+func waitReady(ctx context.Context, c client.Client, healthAddr string, alive func() error) error {
 	if err := waitFor(ctx, "skiff server /readyz", 2*time.Minute, alive, func() (bool, string, error) {
 		resp, err := http.Get("http://" + healthAddr + "/readyz")
 		if err != nil {
@@ -137,22 +178,37 @@ func runN(n int, bin, tmp string) (res result, err error) {
 		resp.Body.Close()
 		return resp.StatusCode == http.StatusOK, resp.Status, nil
 	}); err != nil {
-		return res, err
+		return err
 	}
 	// The CRDs are installed before the manager starts; wait for the kind to be served.
-	if err := waitFor(ctx, "the Application CRD", time.Minute, alive, func() (bool, string, error) {
+	return waitFor(ctx, "the Application CRD", time.Minute, alive, func() (bool, string, error) {
 		err := c.List(ctx, &v1alpha1.ApplicationList{}, client.InNamespace(argocdNS))
 		if err != nil {
 			return false, err.Error(), nil
 		}
 		return true, "", nil
-	}); err != nil {
-		return res, err
-	}
-	res.startCPU, res.startRSS = proc.phase()
-	fmt.Printf("skiff server (pid %d) ready in %s: %.2f CPU-s, peak RSS %.1f MiB\n", pid, time.Since(started).Round(time.Millisecond), res.startCPU, res.startRSS)
+	})
+}
 
-	// 3. Initial sync.
+// phases are the measured phases of one N against skiff server, and what
+// they share.
+type phases struct {
+	ctx                             context.Context
+	n                               int
+	res                             *result
+	c                               client.WithWatch
+	repo                            *repo
+	metrics                         *apiMetrics
+	proc                            *procWatch
+	apiserver                       *cpuMeter
+	alive                           func() error
+	metricsAddr, pprofAddr, apiAddr string
+}
+
+// initialSync creates the Applications and waits until all are
+// Synced+Healthy.
+func (p *phases) initialSync() error {
+	ctx, n, c, res, proc, apiserver, metrics, metricsAddr, pprofAddr := p.ctx, p.n, p.c, p.res, p.proc, p.apiserver, p.metrics, p.metricsAddr, p.pprofAddr
 	stopProfile := startCPUProfile(pprofAddr, fmt.Sprintf("cpu-initial-%d.pprof", n))
 	apiserver.phase()
 	initQueues0 := scrapeQueues(ctx, metricsAddr)
@@ -173,17 +229,17 @@ func runN(n int, bin, tmp string) (res result, err error) {
 		"operation finished", "Deployment Available", "Synced+Healthy")
 	stopDeployments := watchDeployments(ctx, c, n, steps, deploymentCreated, deploymentAvailable)
 	if err := forEach(n, func(i int) error {
-		if err := c.Create(ctx, application(i, repo.URL())); err != nil {
+		if err := c.Create(ctx, application(i, p.repo.URL())); err != nil {
 			return err
 		}
 		steps.mark(appKey(appName(i)), appCreated)
 		return nil
 	}); err != nil {
 		stopDeployments()
-		return res, fmt.Errorf("creating Applications: %w", err)
+		return fmt.Errorf("creating Applications: %w", err)
 	}
 	created := time.Since(start)
-	err = waitApps(ctx, c, n, "Synced+Healthy", alive, func(a *v1alpha1.Application) bool {
+	err := waitApps(ctx, c, n, "Synced+Healthy", p.alive, func(a *v1alpha1.Application) bool {
 		key := appKey(a.Name)
 		if a.Status.Sync.Status != "" {
 			steps.mark(key, appCompared)
@@ -203,7 +259,7 @@ func runN(n int, bin, tmp string) (res result, err error) {
 	stopDeployments()
 	if err != nil {
 		cpu, rss := proc.phase()
-		return res, fmt.Errorf("%w\n(initial sync phase so far: %s, %.2f CPU-s, peak RSS %.1f MiB)", err, time.Since(start).Round(time.Second), cpu, rss)
+		return fmt.Errorf("%w\n(initial sync phase so far: %s, %.2f CPU-s, peak RSS %.1f MiB)", err, time.Since(start).Round(time.Second), cpu, rss)
 	}
 	res.initial = time.Since(start)
 	res.initialCPU, res.initialRSS = proc.phase()
@@ -220,32 +276,38 @@ func runN(n int, bin, tmp string) (res result, err error) {
 	fmt.Printf("initial sync: skiff's work queues (items, mean wait in queue, mean work):\n%s", queueDeltas(initQueues0, scrapeQueues(ctx, metricsAddr)))
 	fmt.Printf("initial sync: comparisons (skiff_app_comparisons_total increases):\n%s", topDeltas(initCompared0, initCompared1, 5))
 	fmt.Printf("initial sync: when the apps reached each step (seconds after the clock started):\n%s", steps)
+	return nil
+}
 
-	// How many of a round's comparisons were computed, how many reused.
-	comparisons := func() map[string]float64 {
-		series, _ := scrapeSeries(ctx, http.DefaultClient, "http://"+metricsAddr+"/metrics", "skiff_app_comparisons_total")
-		return series
-	}
+// comparisons returns skiff_app_comparisons_total's series: how many of a
+// round's comparisons were computed, how many reused.
+func (p *phases) comparisons() map[string]float64 {
+	series, _ := scrapeSeries(p.ctx, http.DefaultClient, "http://"+p.metricsAddr+"/metrics", "skiff_app_comparisons_total")
+	return series
+}
 
-	// 4a. A commit, then a triggered refresh.
+// triggeredRefresh measures -triggered-rounds commits, each found through
+// a triggered refresh.
+func (p *phases) triggeredRefresh() error {
+	ctx, n, c, res, proc, apiserver, metrics, metricsAddr, pprofAddr, repo, alive := p.ctx, p.n, p.c, p.res, p.proc, p.apiserver, p.metrics, p.metricsAddr, p.pprofAddr, p.repo, p.alive
 	sha, err := repo.touchAll(n, 1)
 	if err != nil {
-		return res, err
+		return err
 	}
-	stopProfile = startCPUProfile(pprofAddr, fmt.Sprintf("cpu-triggered-%d.pprof", n))
+	stopProfile := startCPUProfile(pprofAddr, fmt.Sprintf("cpu-triggered-%d.pprof", n))
 	stopAPIProfile := startAPIServerCPUProfile(metrics, fmt.Sprintf("apiserver-triggered-%d.pprof", n))
 	apiserver.phase()
 	trigAPI0, _ := scrapeSeries(ctx, metrics.client, metrics.url, "apiserver_request_total")
 	trigOwn0, _ := scrapeSeries(ctx, http.DefaultClient, "http://"+metricsAddr+"/metrics", "rest_client_requests_total")
 	trigQueues0 := scrapeQueues(ctx, metricsAddr)
-	compared0 := comparisons()
-	start = time.Now()
-	if err := triggerRefresh(ctx, c, n, apiAddr, repo.URL()); err != nil {
-		return res, err
+	compared0 := p.comparisons()
+	start := time.Now()
+	if err := triggerRefresh(ctx, c, n, p.apiAddr, repo.URL()); err != nil {
+		return err
 	}
 	triggeredIn := time.Since(start)
 	if err := waitApps(ctx, c, n, "Synced at "+sha[:8]+" (triggered)", alive, syncedAt(sha)); err != nil {
-		return res, err
+		return err
 	}
 	res.triggered = time.Since(start)
 	res.triggeredCPU, _ = proc.phase()
@@ -256,9 +318,9 @@ func runN(n int, bin, tmp string) (res result, err error) {
 	fmt.Printf("commit %s + %s: all synced in %s (triggered in %s), %.2f CPU-s; kube-apiserver %.1f CPU-s\n",
 		sha[:8], *trigger, res.triggered.Round(time.Millisecond), triggeredIn.Round(time.Millisecond), res.triggeredCPU, apiTriggered)
 	if err := printOperationTimes(ctx, c, start); err != nil {
-		return res, err
+		return err
 	}
-	fmt.Print(comparisonCounts(compared0, comparisons()))
+	fmt.Print(comparisonCounts(compared0, p.comparisons()))
 	// Where the triggered refresh's API requests go, by verb and resource
 	// (the bench's own annotation patches and list polls included).
 	trigAPI1, _ := scrapeSeries(ctx, metrics.client, metrics.url, "apiserver_request_total")
@@ -274,17 +336,17 @@ func runN(n int, bin, tmp string) (res result, err error) {
 		time.Sleep(roundPause) // let the previous round's follow-up work end
 		sha, err := repo.touchAll(n, 100+round)
 		if err != nil {
-			return res, err
+			return err
 		}
 		proc.phase()
 		apiserver.phase()
-		compared0 := comparisons()
+		compared0 := p.comparisons()
 		start := time.Now()
-		if err := triggerRefresh(ctx, c, n, apiAddr, repo.URL()); err != nil {
-			return res, err
+		if err := triggerRefresh(ctx, c, n, p.apiAddr, repo.URL()); err != nil {
+			return err
 		}
 		if err := waitApps(ctx, c, n, "Synced at "+sha[:8]+" (triggered)", alive, syncedAt(sha)); err != nil {
-			return res, err
+			return err
 		}
 		r := triggeredRound{took: time.Since(start)}
 		var rss float64
@@ -292,15 +354,15 @@ func runN(n int, bin, tmp string) (res result, err error) {
 		r.apiserverCPU = apiserver.phase()
 		rounds = append(rounds, r)
 		if err := printOperationTimes(ctx, c, start); err != nil {
-			return res, err
+			return err
 		}
-		fmt.Print(comparisonCounts(compared0, comparisons()))
+		fmt.Print(comparisonCounts(compared0, p.comparisons()))
 		fmt.Printf("commit %s + %s, round %d: all synced in %s, %.2f CPU-s, peak RSS %.1f MiB; kube-apiserver %.1f CPU-s\n",
 			sha[:8], *trigger, round, r.took.Round(time.Millisecond), r.cpu, rss, r.apiserverCPU)
 	}
 	// The API server's work per Application write grows with the object.
 	if err := printAppSize(ctx, c, "app-0000"); err != nil {
-		return res, err
+		return err
 	}
 	if len(rounds) > 1 {
 		m := medianRound(rounds)
@@ -309,48 +371,58 @@ func runN(n int, bin, tmp string) (res result, err error) {
 			len(rounds), m.took.Round(time.Millisecond), m.cpu, m.apiserverCPU)
 	}
 	time.Sleep(roundPause)
+	return nil
+}
 
-	// 4b. A commit, no trigger.
+// pollingRefresh measures a commit found by the periodic poll; it returns
+// the commit.
+func (p *phases) pollingRefresh() (string, error) {
+	ctx, n, c, res, proc, alive := p.ctx, p.n, p.c, p.res, p.proc, p.alive
 	proc.phase()
-	compared0 = comparisons()
-	sha, err = repo.touchAll(n, 2)
+	compared0 := p.comparisons()
+	sha, err := p.repo.touchAll(n, 2)
 	if err != nil {
-		return res, err
+		return "", err
 	}
-	start = time.Now()
+	start := time.Now()
 	if err := waitApps(ctx, c, n, "Synced at "+sha[:8]+" (polling)", alive, syncedAt(sha)); err != nil {
-		return res, err
+		return "", err
 	}
 	res.polling = time.Since(start)
 	res.pollingCPU, _ = proc.phase()
 	fmt.Printf("commit %s, no trigger: all synced in %s, %.2f CPU-s\n", sha[:8], res.polling.Round(time.Millisecond), res.pollingCPU)
 	if err := printOperationTimes(ctx, c, start); err != nil {
-		return res, err
+		return "", err
 	}
-	fmt.Print(comparisonCounts(compared0, comparisons()))
+	fmt.Print(comparisonCounts(compared0, p.comparisons()))
+	return sha, nil
+}
 
-	// 5. Steady state.
+// steadyState measures -idle of steady state and checks that every app is
+// still synced at sha.
+func (p *phases) steadyState(sha string) error {
+	ctx, c, res, proc, metrics, metricsAddr, pprofAddr, alive := p.ctx, p.c, p.res, p.proc, p.metrics, p.metricsAddr, p.pprofAddr, p.alive
 	fmt.Printf("steady state: %s idle...\n", idle)
 	proc.phase()
 	api0, err := metrics.total(ctx)
 	if err != nil {
-		return res, err
+		return err
 	}
 	own0, ownErr := skiffRequests(ctx, metricsAddr)
 	apiSeries0, _ := scrapeSeries(ctx, metrics.client, metrics.url, "apiserver_request_total")
 	ownSeries0, _ := scrapeSeries(ctx, http.DefaultClient, "http://"+metricsAddr+"/metrics", "rest_client_requests_total")
-	stopProfile = startCPUProfile(pprofAddr, fmt.Sprintf("cpu-steady-%d.pprof", n))
+	stopProfile := startCPUProfile(pprofAddr, fmt.Sprintf("cpu-steady-%d.pprof", p.n))
 	time.Sleep(idle)
 	apiSeries1, _ := scrapeSeries(ctx, metrics.client, metrics.url, "apiserver_request_total")
 	ownSeries1, _ := scrapeSeries(ctx, http.DefaultClient, "http://"+metricsAddr+"/metrics", "rest_client_requests_total")
 	fmt.Printf("steady state: top apiserver_request_total increases over %s (all clients):\n%s", idle, topDeltas(apiSeries0, apiSeries1, 10))
 	fmt.Printf("steady state: skiff rest_client_requests_total increases over %s:\n%s", idle, topDeltas(ownSeries0, ownSeries1, 10))
 	if err := alive(); err != nil {
-		return res, err
+		return err
 	}
 	api1, err := metrics.total(ctx)
 	if err != nil {
-		return res, err
+		return err
 	}
 	own1, ownErr1 := skiffRequests(ctx, metricsAddr)
 	cpu, rss := proc.phase()
@@ -369,7 +441,7 @@ func runN(n int, bin, tmp string) (res result, err error) {
 	// Still converged?
 	var list v1alpha1.ApplicationList
 	if err := c.List(ctx, &list, client.InNamespace(argocdNS)); err != nil {
-		return res, err
+		return err
 	}
 	bad := 0
 	for i := range list.Items {
@@ -379,5 +451,5 @@ func runN(n int, bin, tmp string) (res result, err error) {
 	}
 	fmt.Printf("steady state: %.2f CPU-s/min, API %.0f req/min (baseline %.0f), skiff client %.0f req/min, peak RSS %.1f MiB (VmHWM %.1f MiB), %d apps drifted from Synced\n",
 		res.steadyCPU, res.apiTotal, res.apiBaseline, res.skiffRequests, res.steadyRSS, res.hwm, bad)
-	return res, nil
+	return nil
 }
