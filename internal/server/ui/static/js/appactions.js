@@ -4,7 +4,7 @@
 import {h, syncIcon, kindIcon, shortRev} from './dom.js';
 import {post, del} from './api.js';
 import {navigate} from './nav.js';
-import {sourceOf} from './apps.js';
+import {sourceOf} from './appinfo.js';
 import {modal, confirmDialog, toast} from './ui.js';
 
 // openSync asks which revision and resources of app (named name, at base) to sync.

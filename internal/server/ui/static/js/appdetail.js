@@ -5,7 +5,7 @@
 import {h, mount, healthBadge, syncBadge, phaseBadge, ago, shortRev} from './dom.js';
 import {get, watch, missing, enc} from './api.js';
 import {link} from './nav.js';
-import {sourceOf, destOf} from './apps.js';
+import {sourceOf, destOf} from './appinfo.js';
 import {canI, toast} from './ui.js';
 import {treeModel, treeCanvas} from './apptree.js';
 import {openResourcePanel} from './resourcepanel.js';
