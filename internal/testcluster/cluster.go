@@ -125,7 +125,7 @@ func start(ctx context.Context, opts Options, bins Binaries, parent string) (_ *
 		return nil, err
 	}
 	defer unlock()
-	ports, err := freePorts(5)
+	ports, err := FreePorts(5)
 	if err != nil {
 		return nil, err
 	}
@@ -443,8 +443,9 @@ func writeKubeconfig(path string, cfg *rest.Config) error {
 	return nil
 }
 
-// freePorts returns n distinct loopback ports that were free a moment ago.
-func freePorts(n int) ([]int, error) {
+// FreePorts returns n distinct loopback ports that were free a moment ago,
+// for the cluster's components and for programs run beside it (bench/apps).
+func FreePorts(n int) ([]int, error) {
 	var ports []int
 	var listeners []net.Listener
 	defer func() {

@@ -3,9 +3,9 @@ import {h, mount, healthBadge, syncBadge, kindIcon, shortRev} from './dom.js';
 import {get, post, watch} from './api.js';
 import {link, navigate} from './nav.js';
 import {modal, canI} from './ui.js';
+import {sourceOf, destOf, syncOf, healthOf} from './appinfo.js';
+import {filterPanel, matches} from './appfilters.js';
 
-const SYNC_STATES = ['Synced', 'OutOfSync', 'Unknown'];
-const HEALTH_STATES = ['Healthy', 'Progressing', 'Degraded', 'Suspended', 'Missing', 'Unknown'];
 const PREFS = 'skiff.apps.prefs';
 
 function loadPrefs() {
@@ -32,45 +32,6 @@ function savePrefs(p) {
   } catch {
     // private mode: preferences just do not persist
   }
-}
-
-export function sourceOf(app) {
-  const spec = app.spec || {};
-  return spec.source || (spec.sources && spec.sources[0]) || {};
-}
-
-export function destOf(app) {
-  const d = (app.spec && app.spec.destination) || {};
-  const local = !d.name && (!d.server || d.server === 'https://kubernetes.default.svc');
-  return {cluster: local ? 'in-cluster' : d.name || d.server, namespace: d.namespace || ''};
-}
-
-const syncOf = (app) => app.status?.sync?.status || 'Unknown';
-const healthOf = (app) => app.status?.health?.status || 'Unknown';
-
-// parseLabels reads "k=v, k2" into [[k, v|null]].
-function parseLabels(text) {
-  return text.split(',').map((s) => s.trim()).filter(Boolean).map((s) => {
-    const i = s.indexOf('=');
-    return i < 0 ? [s, null] : [s.slice(0, i).trim(), s.slice(i + 1).trim()];
-  });
-}
-
-function matches(app, f) {
-  const labels = app.metadata?.labels || {};
-  if (f.sync.length && !f.sync.includes(syncOf(app))) return false;
-  if (f.health.length && !f.health.includes(healthOf(app))) return false;
-  if (f.projects.length && !f.projects.includes(app.spec?.project || 'default')) return false;
-  if (f.namespaces.length && !f.namespaces.includes(destOf(app).namespace)) return false;
-  for (const [k, v] of parseLabels(f.labels)) {
-    if (!(k in labels) || (v !== null && labels[k] !== v)) return false;
-  }
-  if (f.search) {
-    const src = sourceOf(app);
-    const hay = [app.metadata?.name, app.spec?.project, src.repoURL, src.path, src.chart, destOf(app).namespace].join(' ').toLowerCase();
-    if (!hay.includes(f.search.toLowerCase())) return false;
-  }
-  return true;
 }
 
 export function appsView(main) {
@@ -126,110 +87,10 @@ export function appsView(main) {
     });
   }
 
-  let filterSig = '';
-  let clearButton = null;
-  const countEls = new Map();
-
-  function checkboxGroup(title, key, values, render) {
-    return h('div', {class: 'filter-group'},
-      h('h3', null, title),
-      values.length === 0 ? h('div', {class: 'muted small'}, 'None') : null,
-      values.map((v) => {
-        const count = h('span', {class: 'check-count'});
-        countEls.set(key + '\u0000' + v, count);
-        return h('label', {class: 'check'},
-          h('input', {type: 'checkbox', checked: prefs[key].includes(v), testid: 'filter-' + key + '-' + v,
-            onchange: (e) => {
-              prefs[key] = e.target.checked ? [...prefs[key], v] : prefs[key].filter((x) => x !== v);
-              savePrefs(prefs);
-              schedule();
-            }}),
-          render ? render(v) : h('span', null, v || '(none)'),
-          count);
-      }));
-  }
-
-  // drawFilters rebuilds the panel only when its options change, so that a
-  // live update never swaps a checkbox under the pointer or the focus.
-  function drawFilters(list) {
-    const projectNames = [...new Set([...projects, ...list.map((a) => a.spec?.project || 'default'), ...prefs.projects])].sort();
-    const namespaces = [...new Set([...list.map((a) => destOf(a).namespace), ...prefs.namespaces])].sort();
-    const active = prefs.sync.length + prefs.health.length + prefs.projects.length + prefs.namespaces.length + (prefs.labels ? 1 : 0);
-    // The checkboxes show the user's clicks themselves; rebuilding on a
-    // click would swap the next checkbox while a fast second click is
-    // between press and release, and lose it.
-    const sig = JSON.stringify([projectNames, namespaces]);
-    if (sig !== filterSig) {
-      filterSig = sig;
-      countEls.clear();
-      const labels = h('input', {type: 'text', value: prefs.labels, placeholder: 'key=value, key', testid: 'filter-labels',
-        'aria-label': 'Label selector',
-        onchange: (e) => {
-          prefs.labels = e.target.value;
-          savePrefs(prefs);
-          schedule();
-        }});
-      mount(filters,
-        h('div', {class: 'filter-head'}, h('h2', null, 'Filters'),
-          clearButton = h('button', {class: 'btn btn-ghost btn-small', testid: 'filter-clear', onclick: () => {
-            Object.assign(prefs, {sync: [], health: [], projects: [], namespaces: [], labels: ''});
-            savePrefs(prefs);
-            filterSig = ''; // uncheck every box
-            schedule();
-          }}, 'Clear')),
-        checkboxGroup('Sync status', 'sync', SYNC_STATES, (v) => syncBadge(v)),
-        checkboxGroup('Health status', 'health', HEALTH_STATES, (v) => healthBadge(v)),
-        h('div', {class: 'filter-group'}, h('h3', null, 'Labels'), labels),
-        checkboxGroup('Projects', 'projects', projectNames),
-        checkboxGroup('Namespaces', 'namespaces', namespaces));
-    }
-    clearButton.classList.toggle('hidden', active === 0);
-    const tally = {sync: {}, health: {}, projects: {}, namespaces: {}};
-    for (const a of list) {
-      for (const [k, v] of [['sync', syncOf(a)], ['health', healthOf(a)], ['projects', a.spec?.project || 'default'], ['namespaces', destOf(a).namespace]]) {
-        tally[k][v] = (tally[k][v] || 0) + 1;
-      }
-    }
-    for (const [key, el] of countEls) {
-      const [group, value] = key.split('\u0000');
-      const n = String(tally[group][value] || 0);
-      if (el.textContent !== n) el.textContent = n;
-    }
-  }
-
-  function tile(app) {
-    const name = app.metadata.name;
-    const src = sourceOf(app);
-    const dest = destOf(app);
-    const labels = Object.entries(app.metadata.labels || {});
-    const row = (k, ...v) => h('div', {class: 'tile-row'}, h('span', {class: 'tile-key'}, k), h('span', {class: 'tile-val'}, ...v));
-    return link('/applications/' + encodeURIComponent(name), {
-      class: 'tile app-tile health-' + healthOf(app).toLowerCase(), testid: 'app-tile-' + name, dataset: {name},
-    },
-    h('div', {class: 'tile-head'}, kindIcon('Application'), h('span', {class: 'tile-name'}, name)),
-    row('Project', app.spec?.project || 'default'),
-    labels.length ? row('Labels', labels.map(([k, v]) => h('span', {class: 'chip'}, k + '=' + v))) : null,
-    row('Status', healthBadge(healthOf(app), 'app-health'), ' ', syncBadge(syncOf(app), 'app-sync')),
-    row('Repository', h('span', {class: 'mono'}, src.repoURL || '')),
-    row('Target', h('span', {class: 'mono'}, src.targetRevision || 'HEAD')),
-    src.chart ? row('Chart', src.chart) : row('Path', h('span', {class: 'mono'}, src.path || '.')),
-    row('Destination', dest.cluster),
-    row('Namespace', dest.namespace),
-    app.status?.operationState?.phase === 'Running' ? row('Operation', h('span', {class: 'badge badge-progressing'}, 'Syncing')) : null);
-  }
-
-  function listRow(app) {
-    const name = app.metadata.name;
-    const src = sourceOf(app);
-    const dest = destOf(app);
-    return h('tr', {class: 'app-row', testid: 'app-row-' + name},
-      h('td', null, link('/applications/' + encodeURIComponent(name), {class: 'strong'}, name)),
-      h('td', {class: 'hide-sm'}, app.spec?.project || 'default'),
-      h('td', null, healthBadge(healthOf(app)), ' ', syncBadge(syncOf(app))),
-      h('td', {class: 'hide-sm mono wrap'}, (src.repoURL || '') + (src.path ? ' · ' + src.path : '') + ' @ ' + (src.targetRevision || 'HEAD')),
-      h('td', {class: 'hide-sm mono'}, shortRev(app.status?.sync?.revision)),
-      h('td', {class: 'hide-sm wrap'}, dest.cluster + '/' + dest.namespace));
-  }
+  const drawFilters = filterPanel(filters, prefs, () => {
+    savePrefs(prefs);
+    schedule();
+  });
 
   // Elements per app, reused while the app (its resourceVersion) and the
   // view are unchanged, so live updates only touch what changed.
@@ -261,7 +122,7 @@ export function appsView(main) {
 
   function draw() {
     const list = [...apps.values()].sort((a, b) => a.metadata.name.localeCompare(b.metadata.name));
-    drawFilters(list);
+    drawFilters(list, projects);
     const shown = list.filter((a) => matches(a, prefs));
     count.textContent = loaded ? (shown.length === list.length ? String(list.length) : shown.length + ' of ' + list.length) : '';
     if (loadError && !loaded) {
@@ -282,10 +143,10 @@ export function appsView(main) {
       return;
     }
     if (prefs.view === 'list') {
-      show(rowsEl, shown.map((a) => cached(a, listRow)));
+      show(rowsEl, shown.map((a) => cached(a, appRow)));
       show(results, [tableEl]);
     } else {
-      show(tilesEl, shown.map((a) => cached(a, tile)));
+      show(tilesEl, shown.map((a) => cached(a, appTile)));
       show(results, [tilesEl]);
     }
   }
@@ -318,6 +179,42 @@ export function appsView(main) {
     schedule();
   }, fetchAll, 5000);
   return stop;
+}
+
+// appTile is app as a tile of the tiles view.
+function appTile(app) {
+  const name = app.metadata.name;
+  const src = sourceOf(app);
+  const dest = destOf(app);
+  const labels = Object.entries(app.metadata.labels || {});
+  const row = (k, ...v) => h('div', {class: 'tile-row'}, h('span', {class: 'tile-key'}, k), h('span', {class: 'tile-val'}, ...v));
+  return link('/applications/' + encodeURIComponent(name), {
+    class: 'tile app-tile health-' + healthOf(app).toLowerCase(), testid: 'app-tile-' + name, dataset: {name},
+  },
+  h('div', {class: 'tile-head'}, kindIcon('Application'), h('span', {class: 'tile-name'}, name)),
+  row('Project', app.spec?.project || 'default'),
+  labels.length ? row('Labels', labels.map(([k, v]) => h('span', {class: 'chip'}, k + '=' + v))) : null,
+  row('Status', healthBadge(healthOf(app), 'app-health'), ' ', syncBadge(syncOf(app), 'app-sync')),
+  row('Repository', h('span', {class: 'mono'}, src.repoURL || '')),
+  row('Target', h('span', {class: 'mono'}, src.targetRevision || 'HEAD')),
+  src.chart ? row('Chart', src.chart) : row('Path', h('span', {class: 'mono'}, src.path || '.')),
+  row('Destination', dest.cluster),
+  row('Namespace', dest.namespace),
+  app.status?.operationState?.phase === 'Running' ? row('Operation', h('span', {class: 'badge badge-progressing'}, 'Syncing')) : null);
+}
+
+// appRow is app as a row of the list view.
+function appRow(app) {
+  const name = app.metadata.name;
+  const src = sourceOf(app);
+  const dest = destOf(app);
+  return h('tr', {class: 'app-row', testid: 'app-row-' + name},
+    h('td', null, link('/applications/' + encodeURIComponent(name), {class: 'strong'}, name)),
+    h('td', {class: 'hide-sm'}, app.spec?.project || 'default'),
+    h('td', null, healthBadge(healthOf(app)), ' ', syncBadge(syncOf(app))),
+    h('td', {class: 'hide-sm mono wrap'}, (src.repoURL || '') + (src.path ? ' · ' + src.path : '') + ' @ ' + (src.targetRevision || 'HEAD')),
+    h('td', {class: 'hide-sm mono'}, shortRev(app.status?.sync?.revision)),
+    h('td', {class: 'hide-sm wrap'}, dest.cluster + '/' + dest.namespace));
 }
 
 // openCreate asks for a new Application's source and destination and

@@ -203,46 +203,8 @@ export function rolloutView(main, [ns, name]) {
             const state = idx === undefined || i < idx ? 'done' : i === idx ? 'current' : 'pending';
             return h('li', {class: 'step step-' + state, testid: 'rollout-step-' + i, dataset: {state}}, h('span', {class: 'step-dot'}), stepText(step));
           }), h('li', {class: 'step ' + (idx !== undefined && idx >= steps.length ? 'step-done' : 'step-pending')}, h('span', {class: 'step-dot'}), 'Complete'))) : null,
-        h('section', {class: 'panel'}, h('h2', null, 'Revisions'), revisions(ro)),
-        h('section', {class: 'panel'}, h('h2', null, 'Analysis runs'), analysisRuns())));
-  }
-
-  function revisions(ro) {
-    const rss = [...(data.replicaSets || [])].sort((a, b) => Number(b.metadata.annotations?.[REVISION] || 0) - Number(a.metadata.annotations?.[REVISION] || 0));
-    if (rss.length === 0) return h('div', {class: 'muted'}, 'No ReplicaSets yet.');
-    const status = ro.status || {};
-    return h('div', {class: 'revisions', testid: 'rollout-revisions'}, rss.map((rs) => {
-      const hash = rs.metadata.labels?.['rollouts-pod-template-hash'] || '';
-      const tags = [];
-      if (hash && hash === status.stableRS) tags.push('stable');
-      if (hash && hash === status.currentPodHash && hash !== status.stableRS) tags.push(strategyOf(ro) === 'BlueGreen' ? 'preview' : 'canary');
-      if (hash && status.blueGreen?.activeSelector === hash) tags.push('active');
-      const pods = data.pods?.[rs.metadata.uid] || [];
-      const rev = rs.metadata.annotations?.[REVISION] || '?';
-      return h('div', {class: 'revision', testid: 'revision-' + rev, dataset: {revision: rev}},
-        h('div', {class: 'revision-head'}, h('span', {class: 'strong'}, 'Revision ' + rev), tags.map((t) => h('span', {class: 'chip chip-' + t}, t))),
-        h('div', {class: 'mono small'}, (rs.spec?.template?.spec?.containers || []).map((c) => c.image).join(', ')),
-        h('div', {class: 'small muted'}, rs.metadata.name + ' · ' + (rs.status?.readyReplicas || 0) + '/' + (rs.spec?.replicas ?? 0) + ' ready'),
-        h('div', {class: 'pods'}, pods.length ? pods.map(podDot) : h('span', {class: 'small muted'}, 'no pods')));
-    }));
-  }
-
-  function podDot(pod) {
-    const ready = (pod.status?.conditions || []).some((c) => c.type === 'Ready' && c.status === 'True');
-    const phase = pod.metadata.deletionTimestamp ? 'Terminating' : pod.status?.phase || 'Pending';
-    const cls = phase === 'Terminating' ? 'terminating' : ready ? 'ready' : phase === 'Failed' ? 'failed' : 'pending';
-    return h('span', {class: 'pod-dot pod-' + cls, title: pod.metadata.name + ': ' + phase + (ready ? ', ready' : ''), testid: 'pod-dot', dataset: {state: cls}});
-  }
-
-  function analysisRuns() {
-    const runs = [...(data.analysisRuns || [])].sort((a, b) => (b.metadata.creationTimestamp || '').localeCompare(a.metadata.creationTimestamp || ''));
-    if (runs.length === 0) return h('div', {class: 'muted', testid: 'analysis-none'}, 'No analysis runs.');
-    return h('div', {class: 'analysis', testid: 'analysis-runs'}, runs.map((run) => h('div', {class: 'analysis-run', testid: 'analysis-' + run.metadata.name},
-      h('div', {class: 'revision-head'}, h('span', {class: 'strong'}, run.metadata.name), phaseBadge(run.status?.phase || 'Pending')),
-      run.status?.message ? h('div', {class: 'small'}, run.status.message) : null,
-      (run.status?.metricResults || []).map((m) => h('div', {class: 'small'}, m.name + ': ', phaseBadge(m.phase),
-        ' ' + (m.successful || 0) + ' ok, ' + (m.failed || 0) + ' failed' + (m.inconclusive ? ', ' + m.inconclusive + ' inconclusive' : '') + (m.error ? ', ' + m.error + ' errors' : ''))),
-      h('div', {class: 'small muted'}, 'started ' + ago(run.metadata.creationTimestamp)))));
+        h('section', {class: 'panel'}, h('h2', null, 'Revisions'), revisions(ro, data)),
+        h('section', {class: 'panel'}, h('h2', null, 'Analysis runs'), analysisRuns(data))));
   }
 
   async function act(action, label, help) {
@@ -286,4 +248,46 @@ export function rolloutView(main, [ns, name]) {
     clearInterval(podPoll);
     clearTimeout(timer);
   };
+}
+
+// revisions lists the ReplicaSets of rollout ro in data, newest first,
+// with their pods.
+function revisions(ro, data) {
+  const rss = [...(data.replicaSets || [])].sort((a, b) => Number(b.metadata.annotations?.[REVISION] || 0) - Number(a.metadata.annotations?.[REVISION] || 0));
+  if (rss.length === 0) return h('div', {class: 'muted'}, 'No ReplicaSets yet.');
+  const status = ro.status || {};
+  return h('div', {class: 'revisions', testid: 'rollout-revisions'}, rss.map((rs) => {
+    const hash = rs.metadata.labels?.['rollouts-pod-template-hash'] || '';
+    const tags = [];
+    if (hash && hash === status.stableRS) tags.push('stable');
+    if (hash && hash === status.currentPodHash && hash !== status.stableRS) tags.push(strategyOf(ro) === 'BlueGreen' ? 'preview' : 'canary');
+    if (hash && status.blueGreen?.activeSelector === hash) tags.push('active');
+    const pods = data.pods?.[rs.metadata.uid] || [];
+    const rev = rs.metadata.annotations?.[REVISION] || '?';
+    return h('div', {class: 'revision', testid: 'revision-' + rev, dataset: {revision: rev}},
+      h('div', {class: 'revision-head'}, h('span', {class: 'strong'}, 'Revision ' + rev), tags.map((t) => h('span', {class: 'chip chip-' + t}, t))),
+      h('div', {class: 'mono small'}, (rs.spec?.template?.spec?.containers || []).map((c) => c.image).join(', ')),
+      h('div', {class: 'small muted'}, rs.metadata.name + ' · ' + (rs.status?.readyReplicas || 0) + '/' + (rs.spec?.replicas ?? 0) + ' ready'),
+      h('div', {class: 'pods'}, pods.length ? pods.map(podDot) : h('span', {class: 'small muted'}, 'no pods')));
+  }));
+}
+
+// podDot is a pod as a dot coloured by its state.
+function podDot(pod) {
+  const ready = (pod.status?.conditions || []).some((c) => c.type === 'Ready' && c.status === 'True');
+  const phase = pod.metadata.deletionTimestamp ? 'Terminating' : pod.status?.phase || 'Pending';
+  const cls = phase === 'Terminating' ? 'terminating' : ready ? 'ready' : phase === 'Failed' ? 'failed' : 'pending';
+  return h('span', {class: 'pod-dot pod-' + cls, title: pod.metadata.name + ': ' + phase + (ready ? ', ready' : ''), testid: 'pod-dot', dataset: {state: cls}});
+}
+
+// analysisRuns lists the analysis runs in data, newest first.
+function analysisRuns(data) {
+  const runs = [...(data.analysisRuns || [])].sort((a, b) => (b.metadata.creationTimestamp || '').localeCompare(a.metadata.creationTimestamp || ''));
+  if (runs.length === 0) return h('div', {class: 'muted', testid: 'analysis-none'}, 'No analysis runs.');
+  return h('div', {class: 'analysis', testid: 'analysis-runs'}, runs.map((run) => h('div', {class: 'analysis-run', testid: 'analysis-' + run.metadata.name},
+    h('div', {class: 'revision-head'}, h('span', {class: 'strong'}, run.metadata.name), phaseBadge(run.status?.phase || 'Pending')),
+    run.status?.message ? h('div', {class: 'small'}, run.status.message) : null,
+    (run.status?.metricResults || []).map((m) => h('div', {class: 'small'}, m.name + ': ', phaseBadge(m.phase),
+      ' ' + (m.successful || 0) + ' ok, ' + (m.failed || 0) + ' failed' + (m.inconclusive ? ', ' + m.inconclusive + ' inconclusive' : '') + (m.error ? ', ' + m.error + ' errors' : ''))),
+    h('div', {class: 'small muted'}, 'started ' + ago(run.metadata.creationTimestamp)))));
 }

@@ -1,0 +1,194 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"k8s.io/client-go/rest"
+)
+
+type apiMetrics struct {
+	client *http.Client
+	url    string
+}
+
+func newAPIMetrics(cfg *rest.Config) (*apiMetrics, error) {
+	hc, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return nil, err
+	}
+	hc.Timeout = 10 * time.Second
+	return &apiMetrics{client: hc, url: cfg.Host + "/metrics"}, nil
+}
+
+// total sums apiserver_request_total over all series.
+func (m *apiMetrics) total(ctx context.Context) (float64, error) {
+	return scrape(ctx, m.client, m.url, "apiserver_request_total")
+}
+
+// skiffRequests sums client-go's rest_client_requests_total in skiff's own metrics.
+func skiffRequests(ctx context.Context, addr string) (float64, error) {
+	return scrape(ctx, http.DefaultClient, "http://"+addr+"/metrics", "rest_client_requests_total")
+}
+
+func scrape(ctx context.Context, hc *http.Client, url, metric string) (float64, error) {
+	series, err := scrapeSeries(ctx, hc, url, metric)
+	sum := 0.0
+	for _, v := range series {
+		sum += v
+	}
+	return sum, err
+}
+
+// scrapeSeries returns every series of metric, by its labels.
+func scrapeSeries(ctx context.Context, hc *http.Client, url, metric string) (map[string]float64, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("GET %s: %s", url, resp.Status)
+	}
+	series := map[string]float64{}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, metric+"{") && !strings.HasPrefix(line, metric+" ") {
+			continue
+		}
+		fields := strings.Fields(line[strings.LastIndex(line, "}")+1:])
+		if len(fields) == 0 {
+			continue
+		}
+		v, err := strconv.ParseFloat(fields[0], 64)
+		if err != nil {
+			return nil, fmt.Errorf("parsing %q: %w", line, err)
+		}
+		series[line[len(metric):strings.LastIndex(line, "}")+1]] += v
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	if len(series) == 0 {
+		return nil, fmt.Errorf("no %s in %s", metric, url)
+	}
+	return series, nil
+}
+
+// queueScrape holds controller-runtime's work queue sums and counts, by
+// series (the queue's name).
+type queueScrape struct{ waitSum, workSum, count map[string]float64 }
+
+func scrapeQueues(ctx context.Context, metricsAddr string) queueScrape {
+	url := "http://" + metricsAddr + "/metrics"
+	var q queueScrape
+	q.waitSum, _ = scrapeSeries(ctx, http.DefaultClient, url, "workqueue_queue_duration_seconds_sum")
+	q.workSum, _ = scrapeSeries(ctx, http.DefaultClient, url, "workqueue_work_duration_seconds_sum")
+	q.count, _ = scrapeSeries(ctx, http.DefaultClient, url, "workqueue_work_duration_seconds_count")
+	return q
+}
+
+// queueDeltas formats, per queue that did work between two scrapes, the
+// items done and their mean time waiting in the queue and being worked on:
+// it tells whether a phase waits on workers or on the work.
+func queueDeltas(before, after queueScrape) string {
+	var names []string
+	for k := range after.count {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	var b strings.Builder
+	for _, k := range names {
+		n := after.count[k] - before.count[k]
+		if n <= 0 {
+			continue
+		}
+		wait := (after.waitSum[k] - before.waitSum[k]) / n
+		work := (after.workSum[k] - before.workSum[k]) / n
+		fmt.Fprintf(&b, "      %6.0f %s wait %s work %s\n", n, k,
+			time.Duration(wait*float64(time.Second)).Round(time.Millisecond),
+			time.Duration(work*float64(time.Second)).Round(time.Millisecond))
+	}
+	return b.String()
+}
+
+// comparisonCounts is a line with the increases of
+// skiff_app_comparisons_total by outcome.
+func comparisonCounts(before, after map[string]float64) string {
+	var computed, reused float64
+	for k, v := range after {
+		switch d := v - before[k]; {
+		case strings.Contains(k, `outcome="computed"`):
+			computed += d
+		case strings.Contains(k, `outcome="reused"`):
+			reused += d
+		}
+	}
+	return fmt.Sprintf("  comparisons: %.0f computed, %.0f reused\n", computed, reused)
+}
+
+// sumDeltas sums the per-series increases between two scrapes.
+func sumDeltas(before, after map[string]float64) float64 {
+	sum := 0.0
+	for k, v := range after {
+		if dv := v - before[k]; dv > 0 {
+			sum += dv
+		}
+	}
+	return sum
+}
+
+// byVerbResource folds apiserver_request_total's series by verb, resource,
+// subresource and dry run (dropping code, scope, version and component).
+func byVerbResource(series map[string]float64) map[string]float64 {
+	out := map[string]float64{}
+	for k, v := range series {
+		labels := map[string]string{}
+		for _, kv := range strings.Split(strings.Trim(k, "{}"), ",") {
+			if name, val, ok := strings.Cut(kv, "="); ok {
+				labels[name] = strings.Trim(val, `"`)
+			}
+		}
+		key := labels["verb"] + " " + labels["resource"]
+		if labels["subresource"] != "" {
+			key += "/" + labels["subresource"]
+		}
+		if labels["dry_run"] != "" {
+			key += " (dry run)"
+		}
+		out[key] += v
+	}
+	return out
+}
+
+// topDeltas formats the n largest per-series increases between two scrapes.
+func topDeltas(before, after map[string]float64, n int) string {
+	type kv struct {
+		k string
+		v float64
+	}
+	var d []kv
+	for k, v := range after {
+		if dv := v - before[k]; dv > 0 {
+			d = append(d, kv{k, dv})
+		}
+	}
+	sort.Slice(d, func(i, j int) bool { return d[i].v > d[j].v })
+	var b strings.Builder
+	for i := 0; i < len(d) && i < n; i++ {
+		fmt.Fprintf(&b, "      %6.0f %s\n", d[i].v, d[i].k)
+	}
+	return b.String()
+}

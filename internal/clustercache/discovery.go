@@ -1,0 +1,96 @@
+package clustercache
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/tools/cache"
+)
+
+// discover starts informers for kinds not watched yet and waits for them,
+// and for the full watches of those that hold tracked objects.
+func (c *Cache) discover(ctx context.Context) error {
+	lists, err := c.discovery.ServerPreferredResources()
+	if err != nil && len(lists) == 0 {
+		return fmt.Errorf("discovering API resources: %w", err)
+	}
+	// A partial failure (an aggregated API that is down) must not stop
+	// watching everything else.
+	var started []cache.InformerSynced
+	for _, list := range lists {
+		gv, err := schema.ParseGroupVersion(list.GroupVersion)
+		if err != nil {
+			continue
+		}
+		for _, r := range list.APIResources {
+			if strings.Contains(r.Name, "/") || !hasVerbs(r.Verbs, "list", "watch") {
+				continue
+			}
+			gvk := gv.WithKind(r.Kind)
+			if c.excluded[gvk.GroupKind()] {
+				continue
+			}
+			gvr := gv.WithResource(r.Name)
+			c.mu.Lock()
+			_, known := c.watched[gvr]
+			if !known {
+				c.watched[gvr] = &kindWatch{gvk: gvk}
+			}
+			c.mu.Unlock()
+			if known {
+				continue
+			}
+			started = append(started, c.watchMetadata(ctx, gvr, gvk))
+		}
+	}
+	if !cache.WaitForCacheSync(ctx.Done(), started...) {
+		return fmt.Errorf("waiting for the cluster cache to sync: %w", ctx.Err())
+	}
+	return c.upgrade(ctx)
+}
+
+func hasVerbs(verbs []string, want ...string) bool {
+	for _, w := range want {
+		found := false
+		for _, v := range verbs {
+			if v == w {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+// rediscoverLoop watches for new kinds after a CRD changed. Discovery is
+// debounced: installing a chart with ten CRDs triggers one pass.
+func (c *Cache) rediscoverLoop(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-c.rediscover:
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(500 * time.Millisecond):
+		}
+		// Errors are retried at the next CRD change; the existing watches
+		// keep working meanwhile.
+		_ = c.discover(ctx)
+	}
+}
+
+func (c *Cache) signalRediscover() {
+	select {
+	case c.rediscover <- struct{}{}:
+	default:
+	}
+}

@@ -1,0 +1,147 @@
+package clustercache
+
+import (
+	"context"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/tools/cache"
+)
+
+// kindWatch is how one kind is watched. A kind is first watched as
+// metadata only: most kinds' objects (Pods, ReplicaSets, the namespaces'
+// own ServiceAccounts) are tracked by no Application, and the API server
+// sends their metadata in protobuf, which costs a fraction of decoding
+// their JSON. Once an object of the kind turns out to be tracked, the kind
+// is watched whole from then on (see upgrade).
+type kindWatch struct {
+	gvk schema.GroupVersionKind
+	// wantFull is set when a tracked object of the kind was seen, full
+	// once the full watch has its list in.
+	wantFull, full bool
+	// stopMetadata ends the metadata-only watch.
+	stopMetadata context.CancelFunc
+}
+
+// watchMetadata starts a metadata-only informer of gvr and returns its
+// HasSynced.
+func (c *Cache) watchMetadata(ctx context.Context, gvr schema.GroupVersionResource, gvk schema.GroupVersionKind) cache.InformerSynced {
+	resource := c.metadata.Resource(gvr)
+	lw := cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+			return resource.List(ctx, opts)
+		},
+		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+			return resource.Watch(ctx, opts)
+		},
+	}, c.metadata)
+	ctx, stop := context.WithCancel(ctx)
+	c.mu.Lock()
+	c.watched[gvr].stopMetadata = stop
+	c.mu.Unlock()
+	return c.run(ctx, lw, &metav1.PartialObjectMetadata{}, gvk, c.metadataTransform(gvr, gvk))
+}
+
+// watchFull starts an informer of gvr's whole objects and returns its
+// HasSynced.
+func (c *Cache) watchFull(ctx context.Context, gvr schema.GroupVersionResource, gvk schema.GroupVersionKind) cache.InformerSynced {
+	resource := c.dynamic.Resource(gvr)
+	lw := cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+			return resource.List(ctx, opts)
+		},
+		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+			return resource.Watch(ctx, opts)
+		},
+	}, c.dynamic)
+	return c.run(ctx, lw, &unstructured.Unstructured{}, gvk, transform(gvk, c.opts.Tracking, c.opts.Health))
+}
+
+// run runs an informer until ctx ends. It is a plain informer, not a
+// shared one: the cache is its only reader, and a shared informer would
+// add a listener (a buffer and two goroutines) per kind between the watch
+// and the handler.
+func (c *Cache) run(ctx context.Context, lw cache.ListerWatcher, objectType runtime.Object, gvk schema.GroupVersionKind, transform cache.TransformFunc) cache.InformerSynced {
+	_, informer := cache.NewInformerWithOptions(cache.InformerOptions{
+		ListerWatcher: lw,
+		ObjectType:    objectType,
+		Handler:       c.handler(gvk),
+		ResyncPeriod:  c.opts.Resync,
+		Transform:     transform,
+	})
+	go informer.RunWithContext(ctx)
+	return informer.HasSynced
+}
+
+// metadataTransform is the metadata-only informers' transform: it encodes
+// each object for the cache (see storeMetadata) and asks for the kind to
+// be watched whole when an Application tracks the object.
+func (c *Cache) metadataTransform(gvr schema.GroupVersionResource, gvk schema.GroupVersionKind) cache.TransformFunc {
+	return func(obj any) (any, error) {
+		m, ok := obj.(*metav1.PartialObjectMetadata)
+		if !ok {
+			return obj, nil
+		}
+		s, owner, err := storeMetadata(gvk, m, c.opts.Tracking)
+		if err != nil {
+			return nil, err
+		}
+		if owner != "" {
+			c.wantFull(gvr)
+		}
+		return s, nil
+	}
+}
+
+func (c *Cache) handler(gvk schema.GroupVersionKind) cache.ResourceEventHandler {
+	isCRD := gvk.Group == "apiextensions.k8s.io" && gvk.Kind == "CustomResourceDefinition"
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc: func(obj any) {
+			if s, ok := obj.(*stored); ok {
+				c.upsert(s)
+			}
+			if isCRD {
+				c.signalRediscover()
+			}
+		},
+		UpdateFunc: func(_, obj any) {
+			if s, ok := obj.(*stored); ok {
+				c.upsert(s)
+			}
+			if isCRD {
+				c.signalRediscover()
+			}
+		},
+		DeleteFunc: func(obj any) {
+			if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = tomb.Obj
+			}
+			if s, ok := obj.(*stored); ok {
+				c.remove(s)
+			}
+		},
+	}
+}
+
+// transform returns the informers' transform for kind gvk: it shrinks each
+// freshly decoded object (see trim), sets its apiVersion and kind when the
+// list it came in left them out, and encodes it for the informer and the
+// cache to hold (see stored). Informers hand the transform objects nobody
+// else holds yet, so it edits them in place; an object already stored
+// passes through as it is.
+func transform(gvk schema.GroupVersionKind, tracking TrackingMode, judge func(*unstructured.Unstructured) string) cache.TransformFunc {
+	return func(obj any) (any, error) {
+		u, ok := obj.(*unstructured.Unstructured)
+		if !ok {
+			return obj, nil
+		}
+		if u.GroupVersionKind() != gvk {
+			u.SetGroupVersionKind(gvk)
+		}
+		trim(u, tracking)
+		return store(u, tracking, judge)
+	}
+}

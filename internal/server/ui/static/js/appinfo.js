@@ -1,0 +1,16 @@
+// What the pages read from an Application: its source, destination, sync
+// status and health.
+
+export function sourceOf(app) {
+  const spec = app.spec || {};
+  return spec.source || (spec.sources && spec.sources[0]) || {};
+}
+
+export function destOf(app) {
+  const d = (app.spec && app.spec.destination) || {};
+  const local = !d.name && (!d.server || d.server === 'https://kubernetes.default.svc');
+  return {cluster: local ? 'in-cluster' : d.name || d.server, namespace: d.namespace || ''};
+}
+
+export const syncOf = (app) => app.status?.sync?.status || 'Unknown';
+export const healthOf = (app) => app.status?.health?.status || 'Unknown';
