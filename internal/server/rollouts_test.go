@@ -2,7 +2,10 @@ package server
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -12,6 +15,7 @@ import (
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
 	"github.com/skiffcd/skiff/internal/clustercache"
+	"github.com/skiffcd/skiff/internal/rolloutops"
 )
 
 func (h *harness) createRollout(name string, annotations map[string]string) {
@@ -100,7 +104,10 @@ func TestRolloutsAPI(t *testing.T) {
 	if img := h.getRollout("standalone").Spec.Template.Spec.Containers[0].Image; img != "nginx:2" {
 		t.Errorf("image %s after set-image, want nginx:2", img)
 	}
-	wantError(t, h.do(http.MethodPost, base+"standalone/set-image", admin, map[string]any{"images": map[string]string{"db": "pg"}}), http.StatusBadRequest)
+	r = h.do(http.MethodPost, base+"standalone/set-image", admin, map[string]any{"images": map[string]string{"db": "pg"}})
+	wantError(t, r, http.StatusBadRequest)
+	wantBody(t, r, `rollout standalone has no container named \"db\"`)
+	wantError(t, h.do(http.MethodPost, base+"standalone/set-image", admin, map[string]any{"images": map[string]string{"app": ""}}), http.StatusBadRequest)
 	wantError(t, h.do(http.MethodPost, base+"standalone/set-image", admin, map[string]any{}), http.StatusBadRequest)
 	if r := h.do(http.MethodPost, base+"standalone/promote", admin, nil); r.status != http.StatusOK {
 		t.Fatalf("promote: %d %s", r.status, r.body)
@@ -111,7 +118,42 @@ func TestRolloutsAPI(t *testing.T) {
 	if r := h.do(http.MethodPost, base+"standalone/pause", admin, nil); r.status != http.StatusOK || !h.getRollout("standalone").Spec.Paused {
 		t.Errorf("pause: %d, spec.paused %v", r.status, h.getRollout("standalone").Spec.Paused)
 	}
+	if r := h.do(http.MethodPost, base+"standalone/restart", admin, nil); r.status != http.StatusOK || h.getRollout("standalone").Spec.RestartAt == nil {
+		t.Errorf("restart: %d %s, restartAt %v", r.status, r.body, h.getRollout("standalone").Spec.RestartAt)
+	}
+
 	wantError(t, h.do(http.MethodPost, base+"standalone/explode", admin, nil), http.StatusNotFound)
 	wantError(t, h.do(http.MethodGet, base+"missing", admin, nil), http.StatusNotFound)
 	wantError(t, h.do(http.MethodGet, base+"tracked", "", nil), http.StatusUnauthorized)
+}
+
+// wantBody fails unless the body of r holds want; no 4xx body names a
+// flag of the CLI.
+func wantBody(t *testing.T, r response, want string) {
+	t.Helper()
+	if !strings.Contains(string(r.body), want) || strings.Contains(string(r.body), "--") {
+		t.Errorf("body %s, want %s and no CLI flag", r.body, want)
+	}
+}
+
+// Each kind of rolloutops error has its status; the others are the
+// server's own.
+func TestRolloutErrorStatus(t *testing.T) {
+	tests := map[string]struct {
+		err  error
+		want int
+	}{
+		"a missing rollout is a 404":           {err: fmt.Errorf("reading: %w", rolloutops.ErrNotFound), want: http.StatusNotFound},
+		"a request that does not fit is a 400": {err: fmt.Errorf("set image: %w", rolloutops.ErrInvalid), want: http.StatusBadRequest},
+		"a rollout changed meanwhile is a 409": {err: fmt.Errorf("patching: %w", rolloutops.ErrConflict), want: http.StatusConflict},
+		"another error is the server's":        {err: errors.New("connection refused")},
+		"no error has no status":               {},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if got := rolloutErrorStatus(tc.err); got != tc.want {
+				t.Errorf("got %d, want %d", got, tc.want)
+			}
+		})
+	}
 }

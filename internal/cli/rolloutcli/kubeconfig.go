@@ -1,0 +1,22 @@
+package rolloutcli
+
+import (
+	"fmt"
+
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// DefaultNamespace is the namespace of the current context of kubeconfig
+// (the usual search when empty), or "default".
+func DefaultNamespace(kubeconfig string) (string, error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	rules.ExplicitPath = kubeconfig
+	ns, _, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).Namespace()
+	if err != nil {
+		return "", fmt.Errorf("reading the namespace of the kubeconfig context: %w", err)
+	}
+	if ns == "" {
+		ns = "default"
+	}
+	return ns, nil
+}
