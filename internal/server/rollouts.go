@@ -24,9 +24,10 @@ import (
 // checked as that Application's resource action, as Argo CD checks it.
 const resRollouts = "rollouts"
 
-// rolloutActions maps the API's operations to the names of Argo CD's
-// built-in Rollout resource actions, which RBAC policies name
-// (action/argoproj.io/Rollout/<name>).
+// rolloutActions maps the API's operations to the names RBAC policies give
+// them (action/argoproj.io/Rollout/<name>): those of Argo CD's built-in
+// Rollout resource actions, and Skiff's own for set-image and undo, which
+// Argo CD lacks.
 var rolloutActions = map[rolloutops.Op]string{
 	rolloutops.Promote:     "resume",
 	rolloutops.PromoteFull: "promote-full",
@@ -35,6 +36,7 @@ var rolloutActions = map[rolloutops.Op]string{
 	rolloutops.Pause:       "pause",
 	rolloutops.Restart:     "restart",
 	rolloutops.SetImage:    "set-image",
+	rolloutops.Undo:        "undo",
 }
 
 // rolloutDetail is a Rollout with the objects it controls.
@@ -180,34 +182,53 @@ func (s *Server) handleGetRollout(w http.ResponseWriter, r *http.Request, c *ses
 		AnalysisRuns: info.AnalysisRuns, Application: guard.app, Actions: actions})
 }
 
-// setImageRequest is the body of set-image: container name (or "*") → image.
-type setImageRequest struct {
-	Images map[string]string `json:"images"`
+// rolloutRequest is the body of an operation: for set-image container
+// name (or "*") → image, for undo the revision to go back to (0 or none:
+// the one before the newest); the others take none.
+type rolloutRequest struct {
+	Images     map[string]string `json:"images"`
+	ToRevision int64             `json:"toRevision"`
 }
 
-// handleRolloutAction runs one of the kubectl plugin's operations, with the
-// same patches `skiff rollout` sends.
-func (s *Server) handleRolloutAction(w http.ResponseWriter, r *http.Request, c *session) {
-	op := rolloutops.Op(r.PathValue("action"))
-	if _, known := rolloutActions[op]; !known {
-		writeError(w, http.StatusNotFound, "unknown rollout action "+string(op))
-		return
-	}
+// request reads the body of op; it answers 400 itself when it is unusable.
+func (s *Server) rolloutRequest(w http.ResponseWriter, r *http.Request, op rolloutops.Op) (rolloutops.Request, bool) {
 	req := rolloutops.Request{Op: op}
-	if op == rolloutops.SetImage {
-		var body setImageRequest
+	var body rolloutRequest
+	switch op {
+	case rolloutops.SetImage:
 		if !decodeJSON(w, r, 1<<20, &body) {
-			return
+			return req, false
 		}
 		if len(body.Images) == 0 {
 			writeError(w, http.StatusBadRequest, `set-image needs {"images": {"<container>": "<image>"}}`)
-			return
+			return req, false
 		}
 		for container, image := range body.Images {
 			req.Images = append(req.Images, rolloutops.ContainerImage{Container: container, Image: image})
 		}
 		// "*" sorts first; a named container overrides it in any order.
 		sort.Slice(req.Images, func(i, j int) bool { return req.Images[i].Container < req.Images[j].Container })
+	case rolloutops.Undo:
+		if r.ContentLength != 0 && !decodeJSON(w, r, 1<<20, &body) {
+			return req, false
+		}
+		req.ToRevision = body.ToRevision
+	}
+	return req, true
+}
+
+// handleRolloutAction runs one of the kubectl plugin's operations, with the
+// same patches `skiff rollout` sends. It answers with the Rollout as
+// written, undo with {"rollout", "skipped"} (why it sent nothing).
+func (s *Server) handleRolloutAction(w http.ResponseWriter, r *http.Request, c *session) {
+	op := rolloutops.Op(r.PathValue("action"))
+	if _, known := rolloutActions[op]; !known {
+		writeError(w, http.StatusNotFound, "unknown rollout action "+string(op))
+		return
+	}
+	req, ok := s.rolloutRequest(w, r, op)
+	if !ok {
+		return
 	}
 	ro, _, ok := s.getRollout(w, r, c, op)
 	if !ok {
@@ -219,6 +240,10 @@ func (s *Server) handleRolloutAction(w http.ResponseWriter, r *http.Request, c *
 		return
 	} else if err != nil {
 		s.internalError(w, fmt.Errorf("%s of rollout %s/%s: %w", op, ro.Namespace, ro.Name, err))
+		return
+	}
+	if op == rolloutops.Undo {
+		writeJSON(w, http.StatusOK, res)
 		return
 	}
 	writeJSON(w, http.StatusOK, res.Rollout)
