@@ -8,35 +8,54 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/skiffcd/skiff/internal/cli/appcli"
 	"github.com/skiffcd/skiff/internal/cli/rolloutcli"
+	"github.com/skiffcd/skiff/internal/cli/sessioncli"
 	"github.com/skiffcd/skiff/internal/rolloutops"
 )
 
 // rolloutContext holds the flags every `skiff rollout` subcommand shares.
 type rolloutContext struct {
-	kubeconfig string
-	namespace  string
+	// conn chooses the API server or the cluster as for `skiff app`.
+	conn      appContext
+	namespace string
 }
 
-// backend connects to the cluster of --kubeconfig and settles the
-// namespace: --namespace, else the kubeconfig context's.
+// backend connects to the API server of the session or to the cluster
+// of the kubeconfig, as `skiff app` chooses, and settles the namespace:
+// --namespace, else the kubeconfig context's, else default.
 func (r *rolloutContext) backend() (rolloutcli.Backend, error) {
+	cfg, err := r.conn.apiSession()
+	if err != nil {
+		return nil, err
+	}
+	var b rolloutcli.Backend
+	if cfg != nil {
+		b = &rolloutcli.API{Client: &appcli.API{Client: sessioncli.NewClient(cfg)}}
+	} else {
+		c, _, err := r.conn.kube()
+		if err != nil {
+			return nil, err
+		}
+		b = &rolloutcli.Kube{Client: c}
+	}
 	if r.namespace == "" {
-		ns, err := rolloutcli.DefaultNamespace(r.kubeconfig)
+		ns, err := rolloutcli.DefaultNamespace(r.conn.kubeconfig)
 		if err != nil {
 			return nil, err
 		}
 		r.namespace = ns
 	}
-	a := &appContext{kubeconfig: r.kubeconfig, namespace: r.namespace}
-	c, _, err := a.client()
-	if err != nil {
-		return nil, err
-	}
-	return &rolloutcli.Kube{Client: c}, nil
+	return b, nil
+}
+
+// addFlags registers the flags every `skiff rollout` subcommand shares.
+func (r *rolloutContext) addFlags(f *pflag.FlagSet) {
+	r.conn.addConnectionFlags(f)
+	f.StringVarP(&r.namespace, "namespace", "n", "", "namespace of the Rollouts (default: the kubeconfig context's, or default)")
 }
 
 func (r *rolloutContext) key(name string) client.ObjectKey {
@@ -65,12 +84,14 @@ func newRolloutCommand() *cobra.Command {
 	r := &rolloutContext{}
 	cmd := &cobra.Command{
 		Use:   "rollout",
-		Short: "Manage Rollouts, like `kubectl argo rollouts`, through the Kubernetes API",
-		Args:  cobra.NoArgs,
+		Short: "Manage Rollouts, like `kubectl argo rollouts`, through the API server or the Kubernetes API",
+		Long: `Manage Rollouts through the API server of the session saved by
+` + "`skiff login`" + ` (or of --server and --auth-token), which checks RBAC; with
+--core, an explicit --kubeconfig, or without a saved session, through the
+Kubernetes API of the kubeconfig. lint reads files only.`,
+		Args: cobra.NoArgs,
 	}
-	f := cmd.PersistentFlags()
-	f.StringVar(&r.kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, ~/.kube/config, or in-cluster)")
-	f.StringVarP(&r.namespace, "namespace", "n", "", "namespace of the Rollouts (default: the kubeconfig context's, or default)")
+	r.addFlags(cmd.PersistentFlags())
 	cmd.AddCommand(
 		newRolloutGetCommand(r), newRolloutListCommand(r), newRolloutStatusCommand(r), newRolloutPromoteCommand(r),
 		newRolloutAbortCommand(r), newRolloutRetryCommand(r), newRolloutPauseCommand(r), newRolloutRestartCommand(r),
