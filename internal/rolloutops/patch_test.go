@@ -3,6 +3,7 @@ package rolloutops
 import (
 	"encoding/json"
 	"errors"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -13,37 +14,30 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
+	"sigs.k8s.io/yaml"
+
 	"github.com/skiffcd/skiff/api/v1alpha1"
 	"github.com/skiffcd/skiff/internal/rollout"
 )
 
-func canary(steps ...v1alpha1.CanaryStep) *v1alpha1.Rollout {
-	return &v1alpha1.Rollout{
-		ObjectMeta: metav1.ObjectMeta{Name: "demo", Namespace: "ns", Generation: 1},
-		Spec: v1alpha1.RolloutSpec{
-			Replicas: ptr.To[int32](5),
-			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "demo"}},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "demo"}},
-				Spec: corev1.PodSpec{
-					InitContainers: []corev1.Container{{Name: "init", Image: "busybox:1"}},
-					Containers:     []corev1.Container{{Name: "web", Image: "nginx:1"}, {Name: "side", Image: "envoy:1"}},
-				},
-			},
-			Strategy: v1alpha1.RolloutStrategy{Canary: &v1alpha1.CanaryStrategy{Steps: steps}},
-		},
-		Status: v1alpha1.RolloutStatus{ObservedGeneration: "1"},
+// canary is testdata/canary.yaml.
+func canary() *v1alpha1.Rollout {
+	data, err := os.ReadFile("testdata/canary.yaml")
+	if err != nil {
+		panic(err)
 	}
+	ro := &v1alpha1.Rollout{}
+	if err := yaml.UnmarshalStrict(data, ro); err != nil {
+		panic(err)
+	}
+	return ro
 }
 
+// blueGreen is canary as a blue-green rollout with a preview Service.
 func blueGreen() *v1alpha1.Rollout {
 	ro := canary()
 	ro.Spec.Strategy = v1alpha1.RolloutStrategy{BlueGreen: &v1alpha1.BlueGreenStrategy{ActiveService: "active", PreviewService: "preview"}}
 	return ro
-}
-
-var fourSteps = []v1alpha1.CanaryStep{
-	{SetWeight: ptr.To[int32](20)}, {Pause: &v1alpha1.RolloutPause{}}, {SetWeight: ptr.To[int32](60)}, {Pause: &v1alpha1.RolloutPause{}},
 }
 
 func TestPromotePatches(t *testing.T) {
@@ -55,7 +49,7 @@ func TestPromotePatches(t *testing.T) {
 	}{
 		"a canary paused at a step has its pause conditions cleared": {
 			ro: func() *v1alpha1.Rollout {
-				ro := canary(fourSteps...)
+				ro := canary()
 				ro.Status.CurrentStepIndex, ro.Status.PauseConditions = ptr.To[int32](1), paused
 				return ro
 			},
@@ -63,19 +57,19 @@ func TestPromotePatches(t *testing.T) {
 		},
 		"a canary that is not paused moves to the next step": {
 			ro: func() *v1alpha1.Rollout {
-				ro := canary(fourSteps...)
+				ro := canary()
 				ro.Status.CurrentStepIndex = ptr.To[int32](2)
 				return ro
 			},
 			want: []Patch{statusPatch(`{"status":{"pauseConditions":null,"currentStepIndex":3}}`)},
 		},
 		"a canary without a step index counts from step 0": {
-			ro:   func() *v1alpha1.Rollout { return canary(fourSteps...) },
+			ro:   func() *v1alpha1.Rollout { return canary() },
 			want: []Patch{statusPatch(`{"status":{"pauseConditions":null,"currentStepIndex":1}}`)},
 		},
 		"a canary past its last step stays there": {
 			ro: func() *v1alpha1.Rollout {
-				ro := canary(fourSteps...)
+				ro := canary()
 				ro.Status.CurrentStepIndex = ptr.To[int32](4)
 				return ro
 			},
@@ -95,7 +89,7 @@ func TestPromotePatches(t *testing.T) {
 		},
 		"full promotes an update in progress": {
 			ro: func() *v1alpha1.Rollout {
-				ro := canary(fourSteps...)
+				ro := canary()
 				ro.Status.CurrentPodHash, ro.Status.StableRS = "new", "old"
 				return ro
 			},
@@ -104,7 +98,7 @@ func TestPromotePatches(t *testing.T) {
 		},
 		"full on a stable rollout needs nothing": {
 			ro: func() *v1alpha1.Rollout {
-				ro := canary(fourSteps...)
+				ro := canary()
 				ro.Status.CurrentPodHash, ro.Status.StableRS = "same", "same"
 				return ro
 			},

@@ -17,7 +17,7 @@ import (
 func TestPlanOf(t *testing.T) {
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.FixedZone("x", 3600))
 	atStep2 := func() *v1alpha1.Rollout {
-		ro := canary(fourSteps...)
+		ro := canary()
 		ro.Status.CurrentStepIndex = ptr.To[int32](2)
 		ro.Status.CurrentPodHash, ro.Status.StableRS = "new", "old"
 		return ro

@@ -54,7 +54,7 @@ func kube(t *testing.T) client.Client {
 // createRollout creates the canary fixture in ns and returns it as stored.
 func createRollout(t *testing.T, c client.Client, ns string) *v1alpha1.Rollout {
 	t.Helper()
-	ro := canary(fourSteps...)
+	ro := canary()
 	ro.Namespace, ro.Generation, ro.Status = ns, 0, v1alpha1.RolloutStatus{}
 	if err := c.Create(context.Background(), ro); err != nil {
 		t.Fatal(err)
@@ -103,7 +103,7 @@ func TestLoad(t *testing.T) {
 	current.Spec.Containers[0].Image = "nginx:2"
 	running := createReplicaSet(t, c, ro, ns, "demo-old", old, "1", 1)
 	createReplicaSet(t, c, ro, ns, "demo-new", current, "2", 0)
-	other := canary(fourSteps...).Spec.Template
+	other := canary().Spec.Template
 	other.Labels = map[string]string{"app": "other"}
 	createReplicaSet(t, c, nil, ns, "not-the-rollouts", other, "3", 0)
 	for _, run := range []*v1alpha1.AnalysisRun{
