@@ -162,11 +162,8 @@ func (s *Server) handleGetRollout(w http.ResponseWriter, r *http.Request, c *ses
 	}
 	// Pods and runs are read uncached: the server keeps no pod informer.
 	info, err := rolloutops.Load(r.Context(), s.APIReader, client.ObjectKeyFromObject(ro))
-	if code := rolloutErrorStatus(err); code != 0 {
-		writeError(w, code, err.Error())
-		return
-	} else if err != nil {
-		s.internalError(w, err)
+	if err != nil {
+		s.rolloutError(w, err, "loading rollout "+ro.Namespace+"/"+ro.Name)
 		return
 	}
 	p, err := s.policy(r.Context())
@@ -182,18 +179,19 @@ func (s *Server) handleGetRollout(w http.ResponseWriter, r *http.Request, c *ses
 		AnalysisRuns: info.AnalysisRuns, Application: guard.app, Actions: actions})
 }
 
-// rolloutRequest is the body of an operation: for set-image container
-// name (or "*") → image, for undo the revision to go back to (0 or none:
-// the one before the newest); the others take none.
-type rolloutRequest struct {
+// rolloutBody is the body of an operation: for set-image container name
+// (or "*") → image, for undo the revision to go back to (0 or none: the
+// one before the newest); the others take none.
+type rolloutBody struct {
 	Images     map[string]string `json:"images"`
 	ToRevision int64             `json:"toRevision"`
 }
 
-// request reads the body of op; it answers 400 itself when it is unusable.
-func (s *Server) rolloutRequest(w http.ResponseWriter, r *http.Request, op rolloutops.Op) (rolloutops.Request, bool) {
+// readRolloutRequest reads the body of op; it answers 400 itself when the
+// body is unusable.
+func readRolloutRequest(w http.ResponseWriter, r *http.Request, op rolloutops.Op) (rolloutops.Request, bool) {
 	req := rolloutops.Request{Op: op}
-	var body rolloutRequest
+	var body rolloutBody
 	switch op {
 	case rolloutops.SetImage:
 		if !decodeJSON(w, r, 1<<20, &body) {
@@ -226,7 +224,7 @@ func (s *Server) handleRolloutAction(w http.ResponseWriter, r *http.Request, c *
 		writeError(w, http.StatusNotFound, "unknown rollout action "+string(op))
 		return
 	}
-	req, ok := s.rolloutRequest(w, r, op)
+	req, ok := readRolloutRequest(w, r, op)
 	if !ok {
 		return
 	}
@@ -235,11 +233,8 @@ func (s *Server) handleRolloutAction(w http.ResponseWriter, r *http.Request, c *
 		return
 	}
 	res, err := rolloutops.Runner{Client: s.Client, Reader: s.APIReader}.Run(r.Context(), ro, req)
-	if code := rolloutErrorStatus(err); code != 0 {
-		writeError(w, code, err.Error())
-		return
-	} else if err != nil {
-		s.internalError(w, fmt.Errorf("%s of rollout %s/%s: %w", op, ro.Namespace, ro.Name, err))
+	if err != nil {
+		s.rolloutError(w, err, fmt.Sprintf("%s of rollout %s/%s", op, ro.Namespace, ro.Name))
 		return
 	}
 	if op == rolloutops.Undo {
@@ -247,6 +242,16 @@ func (s *Server) handleRolloutAction(w http.ResponseWriter, r *http.Request, c *
 		return
 	}
 	writeJSON(w, http.StatusOK, res.Rollout)
+}
+
+// rolloutError answers an error of rolloutops: by its kind 404, 400 or
+// 409 with its own message, else 500 (logging it with what failed).
+func (s *Server) rolloutError(w http.ResponseWriter, err error, what string) {
+	if code := rolloutErrorStatus(err); code != 0 {
+		writeError(w, code, err.Error())
+		return
+	}
+	s.internalError(w, fmt.Errorf("%s: %w", what, err))
 }
 
 // rolloutErrorStatus is the status that answers an error of rolloutops
