@@ -112,17 +112,25 @@ func (a *appContext) backend() (appcli.Backend, error) {
 	if cfg != nil {
 		return &appcli.API{Client: sessioncli.NewClient(cfg)}, nil
 	}
-	c, rc, err := a.client()
+	c, rc, err := a.kube()
 	if err != nil {
-		if !a.core && !a.flags.Changed("kubeconfig") {
-			return nil, fmt.Errorf("not logged in (skiff login SERVER) and %w", err)
-		}
 		return nil, err
 	}
 	return &appcli.Kube{
 		Client: c, Config: rc, Namespace: a.namespace,
 		RepoCredentials: source.Credentials{Password: os.Getenv("SKIFF_REPO_PASSWORD")},
 	}, nil
+}
+
+// kube connects to the cluster of the kubeconfig, the way apiSession
+// chose when it found no session; without --core or --kubeconfig the error
+// names both ways.
+func (a *appContext) kube() (client.Client, *rest.Config, error) {
+	c, rc, err := a.client()
+	if err != nil && !a.core && !a.flags.Changed("kubeconfig") {
+		return nil, nil, fmt.Errorf("not logged in (skiff login SERVER) and %w", err)
+	}
+	return c, rc, err
 }
 
 // get connects and reads the Application name.
@@ -136,9 +144,15 @@ func (a *appContext) get(ctx context.Context, name string) (*v1alpha1.Applicatio
 
 // addFlags registers the flags every `skiff app` subcommand shares.
 func (a *appContext) addFlags(f *pflag.FlagSet) {
+	a.addConnectionFlags(f)
+	f.StringVarP(&a.namespace, "namespace", "N", "argocd", "namespace of the Applications with --core (argocd --app-namespace)")
+}
+
+// addConnectionFlags registers the flags that choose and reach the API
+// server or the cluster, which `skiff app` and `skiff rollout` share.
+func (a *appContext) addConnectionFlags(f *pflag.FlagSet) {
 	a.flags = f
 	f.StringVar(&a.kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, ~/.kube/config, or in-cluster); implies --core")
-	f.StringVarP(&a.namespace, "namespace", "N", "argocd", "namespace of the Applications with --core (argocd --app-namespace)")
 	f.BoolVar(&a.core, "core", false, "talk to the Kubernetes API of the kubeconfig, not to the API server")
 	f.StringVar(&a.server, "server", "", "API server address (default $SKIFF_SERVER, else the one of skiff login)")
 	f.StringVar(&a.authToken, "auth-token", "", "session token (default $SKIFF_AUTH_TOKEN, else the one of skiff login)")

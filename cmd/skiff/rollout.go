@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -9,55 +8,73 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/skiffcd/skiff/api/v1alpha1"
 	"github.com/skiffcd/skiff/internal/cli/appcli"
 	"github.com/skiffcd/skiff/internal/cli/rolloutcli"
+	"github.com/skiffcd/skiff/internal/cli/sessioncli"
+	"github.com/skiffcd/skiff/internal/rolloutops"
 )
 
 // rolloutContext holds the flags every `skiff rollout` subcommand shares.
 type rolloutContext struct {
-	kubeconfig string
-	namespace  string
+	// conn chooses the API server or the cluster as for `skiff app`.
+	conn      appContext
+	namespace string
 }
 
-// client connects to the cluster of --kubeconfig and settles the
-// namespace: --namespace, else the kubeconfig context's.
-func (r *rolloutContext) client() (client.Client, error) {
+// backend connects to the API server of the session or to the cluster
+// of the kubeconfig, as `skiff app` chooses, and settles the namespace:
+// --namespace, else the kubeconfig context's, else default.
+func (r *rolloutContext) backend() (rolloutcli.Backend, error) {
+	cfg, err := r.conn.apiSession()
+	if err != nil {
+		return nil, err
+	}
+	var b rolloutcli.Backend
+	if cfg != nil {
+		b = &rolloutcli.API{Client: &appcli.API{Client: sessioncli.NewClient(cfg)}}
+	} else {
+		c, _, err := r.conn.kube()
+		if err != nil {
+			return nil, err
+		}
+		b = &rolloutcli.Kube{Client: c}
+	}
 	if r.namespace == "" {
-		ns, err := rolloutcli.DefaultNamespace(r.kubeconfig)
+		ns, err := rolloutcli.DefaultNamespace(r.conn.kubeconfig)
 		if err != nil {
 			return nil, err
 		}
 		r.namespace = ns
 	}
-	a := &appContext{kubeconfig: r.kubeconfig, namespace: r.namespace}
-	c, _, err := a.client()
-	return c, err
+	return b, nil
+}
+
+// addFlags registers the flags every `skiff rollout` subcommand shares.
+func (r *rolloutContext) addFlags(f *pflag.FlagSet) {
+	r.conn.addConnectionFlags(f)
+	f.StringVarP(&r.namespace, "namespace", "n", "", "namespace of the Rollouts (default: the kubeconfig context's, or default)")
 }
 
 func (r *rolloutContext) key(name string) client.ObjectKey {
 	return client.ObjectKey{Namespace: r.namespace, Name: name}
 }
 
-// get connects and reads the Rollout name.
-func (r *rolloutContext) get(ctx context.Context, name string) (client.Client, *v1alpha1.Rollout, error) {
-	c, err := r.client()
+// run runs req on the Rollout name and prints done.
+func (r *rolloutContext) run(cmd *cobra.Command, name, done string, req rolloutops.Request) error {
+	b, err := r.backend()
 	if err != nil {
-		return nil, nil, err
-	}
-	ro := &v1alpha1.Rollout{}
-	if err := c.Get(ctx, r.key(name), ro); err != nil {
-		return nil, nil, fmt.Errorf("reading rollout %s: %w", name, err)
-	}
-	return c, ro, nil
-}
-
-// patch sends patches to the Rollout name and prints done.
-func (r *rolloutContext) patch(cmd *cobra.Command, c client.Client, name, done string, patches ...rolloutcli.Patch) error {
-	if err := rolloutcli.Apply(cmd.Context(), c, r.key(name), patches...); err != nil {
 		return err
+	}
+	res, err := b.Run(cmd.Context(), r.key(name), req)
+	if err != nil {
+		return err
+	}
+	if res.Skipped != "" {
+		fmt.Fprintln(cmd.OutOrStdout(), res.Skipped)
+		return nil
 	}
 	fmt.Fprintf(cmd.OutOrStdout(), "rollout '%s' %s\n", name, done)
 	return nil
@@ -67,12 +84,14 @@ func newRolloutCommand() *cobra.Command {
 	r := &rolloutContext{}
 	cmd := &cobra.Command{
 		Use:   "rollout",
-		Short: "Manage Rollouts, like `kubectl argo rollouts`, through the Kubernetes API",
-		Args:  cobra.NoArgs,
+		Short: "Manage Rollouts, like `kubectl argo rollouts`, through the API server or the Kubernetes API",
+		Long: `Manage Rollouts through the API server of the session saved by
+` + "`skiff login`" + ` (or of --server and --auth-token), which checks RBAC; with
+--core, an explicit --kubeconfig, or without a saved session, through the
+Kubernetes API of the kubeconfig. lint reads files only.`,
+		Args: cobra.NoArgs,
 	}
-	f := cmd.PersistentFlags()
-	f.StringVar(&r.kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, ~/.kube/config, or in-cluster)")
-	f.StringVarP(&r.namespace, "namespace", "n", "", "namespace of the Rollouts (default: the kubeconfig context's, or default)")
+	r.addFlags(cmd.PersistentFlags())
 	cmd.AddCommand(
 		newRolloutGetCommand(r), newRolloutListCommand(r), newRolloutStatusCommand(r), newRolloutPromoteCommand(r),
 		newRolloutAbortCommand(r), newRolloutRetryCommand(r), newRolloutPauseCommand(r), newRolloutRestartCommand(r),
@@ -107,7 +126,7 @@ func newRolloutGetCommand(r *rolloutContext) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			c, err := r.client()
+			b, err := r.backend()
 			if err != nil {
 				return err
 			}
@@ -119,13 +138,13 @@ func newRolloutGetCommand(r *rolloutContext) *cobra.Command {
 				ctx, cancel := withTimeout(cmd.Context(), timeout)
 				defer cancel()
 				printer := &rolloutcli.TreePrinter{Out: out, TTY: isTerminal(out)}
-				err := rolloutcli.Watcher{Client: c}.Watch(ctx, r.key(name), printer.See)
+				err := rolloutcli.Watcher{Backend: b}.Watch(ctx, r.key(name), printer.See)
 				if errors.Is(err, appcli.ErrTimeout) {
 					return nil
 				}
 				return err
 			}
-			info, err := rolloutcli.Load(cmd.Context(), c, r.key(name))
+			info, err := b.Load(cmd.Context(), r.key(name))
 			if err != nil {
 				return err
 			}
@@ -152,25 +171,25 @@ func newRolloutListCommand(r *rolloutContext) *cobra.Command {
 			if len(args) == 1 && args[0] != "rollouts" && args[0] != "rollout" && args[0] != "ro" {
 				return fmt.Errorf("list %s: only rollouts can be listed", args[0])
 			}
-			c, err := r.client()
+			b, err := r.backend()
 			if err != nil {
 				return err
 			}
-			var list v1alpha1.RolloutList
-			if err := c.List(cmd.Context(), &list, client.InNamespace(r.namespace)); err != nil {
-				return fmt.Errorf("listing rollouts in %s: %w", r.namespace, err)
+			rollouts, err := b.List(cmd.Context(), r.namespace)
+			if err != nil {
+				return err
 			}
 			out := cmd.OutOrStdout()
 			switch output {
 			case "":
-				return rolloutcli.WriteList(out, list.Items)
+				return rolloutcli.WriteList(out, rollouts)
 			case "name":
-				for _, ro := range list.Items {
+				for _, ro := range rollouts {
 					fmt.Fprintln(out, ro.Name)
 				}
 				return nil
 			}
-			return appcli.WriteObject(out, output, list.Items)
+			return appcli.WriteObject(out, output, rollouts)
 		},
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "", "output format: json, yaml or name (default: a table)")
@@ -190,13 +209,13 @@ and exit 0 once the rollout is Healthy, non-zero when it is Degraded or the
 --timeout passes.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := r.client()
+			b, err := r.backend()
 			if err != nil {
 				return err
 			}
 			out := cmd.OutOrStdout()
 			if !watch {
-				info, err := rolloutcli.Load(cmd.Context(), c, r.key(args[0]))
+				info, err := b.Load(cmd.Context(), r.key(args[0]))
 				if err != nil {
 					return err
 				}
@@ -205,7 +224,7 @@ and exit 0 once the rollout is Healthy, non-zero when it is Degraded or the
 			ctx, cancel := withTimeout(cmd.Context(), timeout)
 			defer cancel()
 			printer := &rolloutcli.StatusPrinter{Out: out}
-			err = rolloutcli.Watcher{Client: c}.Watch(ctx, r.key(args[0]), printer.See)
+			err = rolloutcli.Watcher{Backend: b}.Watch(ctx, r.key(args[0]), printer.See)
 			if errors.Is(err, appcli.ErrTimeout) {
 				return fmt.Errorf("waiting for rollout %s to be Healthy: %w", args[0], err)
 			}
@@ -225,26 +244,23 @@ func newRolloutPromoteCommand(r *rolloutContext) *cobra.Command {
 		Short: "Resume a paused Rollout or move a canary to its next step; --full skips the remaining steps",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, ro, err := r.get(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			done := "promoted"
+			req, done := rolloutops.Request{Op: rolloutops.Promote}, "promoted"
 			if full {
-				done = "fully promoted"
+				req.Op, done = rolloutops.PromoteFull, "fully promoted"
 			}
-			return r.patch(cmd, c, args[0], done, rolloutcli.PromotePatches(ro, full)...)
+			return r.run(cmd, args[0], done, req)
 		},
 	}
 	cmd.Flags().BoolVar(&full, "full", false, "skip the remaining steps, pauses and analyses")
 	return cmd
 }
 
-// newRolloutPatchCommand is a command that sends one patch to the Rollout
-// NAME (or "rollout NAME", as the plugin spells it) and prints done.
-func newRolloutPatchCommand(r *rolloutContext, use, short, done string, patch func() rolloutcli.Patch) *cobra.Command {
+// newRolloutOpCommand is a command that runs op, which takes no
+// arguments, on the Rollout NAME (or "rollout NAME", as the plugin spells
+// it) and prints done.
+func newRolloutOpCommand(r *rolloutContext, op rolloutops.Op, short, done string) *cobra.Command {
 	return &cobra.Command{
-		Use:   use + " [rollout] NAME",
+		Use:   string(op) + " [rollout] NAME",
 		Short: short,
 		Args:  cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -252,31 +268,25 @@ func newRolloutPatchCommand(r *rolloutContext, use, short, done string, patch fu
 			if err != nil {
 				return err
 			}
-			c, err := r.client()
-			if err != nil {
-				return err
-			}
-			return r.patch(cmd, c, name, done, patch())
+			return r.run(cmd, name, done, rolloutops.Request{Op: op})
 		},
 	}
 }
 
 func newRolloutAbortCommand(r *rolloutContext) *cobra.Command {
-	return newRolloutPatchCommand(r, "abort", "Abort an update: go back to the stable revision; the Rollout is Degraded until retried",
-		"aborted", rolloutcli.AbortPatch)
+	return newRolloutOpCommand(r, rolloutops.Abort, "Abort an update: go back to the stable revision; the Rollout is Degraded until retried", "aborted")
 }
 
 func newRolloutRetryCommand(r *rolloutContext) *cobra.Command {
-	return newRolloutPatchCommand(r, "retry", "Retry an aborted update", "retried", rolloutcli.RetryPatch)
+	return newRolloutOpCommand(r, rolloutops.Retry, "Retry an aborted update", "retried")
 }
 
 func newRolloutPauseCommand(r *rolloutContext) *cobra.Command {
-	return newRolloutPatchCommand(r, "pause", "Pause a Rollout where it is (spec.paused)", "paused", rolloutcli.PausePatch)
+	return newRolloutOpCommand(r, rolloutops.Pause, "Pause a Rollout where it is (spec.paused)", "paused")
 }
 
 func newRolloutRestartCommand(r *rolloutContext) *cobra.Command {
-	return newRolloutPatchCommand(r, "restart", "Replace the pods of a Rollout (spec.restartAt: now)", "restarts",
-		func() rolloutcli.Patch { return rolloutcli.RestartPatch(time.Now()) })
+	return newRolloutOpCommand(r, rolloutops.Restart, "Replace the pods of a Rollout (spec.restartAt: now)", "restarts")
 }
 
 func newRolloutSetCommand(r *rolloutContext) *cobra.Command {
@@ -290,15 +300,11 @@ func newRolloutSetCommand(r *rolloutContext) *cobra.Command {
 		Short: "Set the image of containers of a Rollout (* for all of them), which starts a new revision",
 		Args:  cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, ro, err := r.get(cmd.Context(), args[0])
+			images, err := rolloutcli.ParseImages(args[1:])
 			if err != nil {
 				return err
 			}
-			p, err := rolloutcli.SetImagePatch(ro, args[1:])
-			if err != nil {
-				return err
-			}
-			return r.patch(cmd, c, args[0], "image updated", p)
+			return r.run(cmd, args[0], "image updated", rolloutops.Request{Op: rolloutops.SetImage, Images: images})
 		},
 	})
 	return cmd
@@ -311,23 +317,7 @@ func newRolloutUndoCommand(r *rolloutContext) *cobra.Command {
 		Short: "Go back to the pod template of the previous revision (or --to-revision)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, ro, err := r.get(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			rss, err := rolloutcli.ReplicaSetsOf(cmd.Context(), c, ro)
-			if err != nil {
-				return err
-			}
-			p, skipped, err := rolloutcli.UndoPatch(ro, rss, toRevision)
-			if err != nil {
-				return err
-			}
-			if p == nil {
-				fmt.Fprintln(cmd.OutOrStdout(), skipped)
-				return nil
-			}
-			return r.patch(cmd, c, args[0], "undo", *p)
+			return r.run(cmd, args[0], "undo", rolloutops.Request{Op: rolloutops.Undo, ToRevision: toRevision})
 		},
 	}
 	cmd.Flags().Int64Var(&toRevision, "to-revision", 0, "revision to go back to (default: the one before the newest)")

@@ -1,10 +1,11 @@
 package server
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
+	"sort"
 	"strings"
-	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -14,8 +15,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
-	"github.com/skiffcd/skiff/internal/cli/rolloutcli"
 	"github.com/skiffcd/skiff/internal/clustercache"
+	"github.com/skiffcd/skiff/internal/rolloutops"
 )
 
 // resRollouts is the RBAC resource of Rollouts no Application manages
@@ -23,17 +24,19 @@ import (
 // checked as that Application's resource action, as Argo CD checks it.
 const resRollouts = "rollouts"
 
-// rolloutActions maps the API's operations to the names of Argo CD's
-// built-in Rollout resource actions, which RBAC policies name
-// (action/argoproj.io/Rollout/<name>).
-var rolloutActions = map[string]string{
-	"promote":      "resume",
-	"promote-full": "promote-full",
-	"abort":        "abort",
-	"retry":        "retry",
-	"pause":        "pause",
-	"restart":      "restart",
-	"set-image":    "set-image",
+// rolloutActions maps the API's operations to the names RBAC policies give
+// them (action/argoproj.io/Rollout/<name>): those of Argo CD's built-in
+// Rollout resource actions, and Skiff's own for set-image and undo, which
+// Argo CD lacks.
+var rolloutActions = map[rolloutops.Op]string{
+	rolloutops.Promote:     "resume",
+	rolloutops.PromoteFull: "promote-full",
+	rolloutops.Abort:       "abort",
+	rolloutops.Retry:       "retry",
+	rolloutops.Pause:       "pause",
+	rolloutops.Restart:     "restart",
+	rolloutops.SetImage:    "set-image",
+	rolloutops.Undo:        "undo",
 }
 
 // rolloutDetail is a Rollout with the objects it controls.
@@ -45,7 +48,7 @@ type rolloutDetail struct {
 	// Application manages the Rollout, if any.
 	Application string `json:"application,omitempty"`
 	// Actions says which operations the caller may run.
-	Actions map[string]bool `json:"actions"`
+	Actions map[rolloutops.Op]bool `json:"actions"`
 }
 
 // rolloutGuard is what RBAC checks for a Rollout: a resource and object,
@@ -78,7 +81,7 @@ func (s *Server) rolloutAuth(r *http.Request, ro *v1alpha1.Rollout) (rolloutGuar
 	return rolloutGuard{resource: resApplications, object: appObject(application), app: app}, nil
 }
 
-func rolloutAction(resource, op string) string {
+func rolloutAction(resource string, op rolloutops.Op) string {
 	if resource == resApplications {
 		return "action/argoproj.io/Rollout/" + rolloutActions[op]
 	}
@@ -87,7 +90,7 @@ func rolloutAction(resource, op string) string {
 
 // getRollout reads the Rollout of the path and checks the caller may do
 // op on it ("" for reading).
-func (s *Server) getRollout(w http.ResponseWriter, r *http.Request, c *session, op string) (*v1alpha1.Rollout, rolloutGuard, bool) {
+func (s *Server) getRollout(w http.ResponseWriter, r *http.Request, c *session, op rolloutops.Op) (*v1alpha1.Rollout, rolloutGuard, bool) {
 	ns, name := r.PathValue("namespace"), r.PathValue("name")
 	for _, v := range []string{ns, name} {
 		if v == "" || len(v) > 253 || strings.ContainsAny(v, "/ ") {
@@ -95,13 +98,12 @@ func (s *Server) getRollout(w http.ResponseWriter, r *http.Request, c *session, 
 			return nil, rolloutGuard{}, false
 		}
 	}
-	ro := &v1alpha1.Rollout{}
-	if err := s.Client.Get(r.Context(), types.NamespacedName{Namespace: ns, Name: name}, ro); err != nil {
-		if apierrors.IsNotFound(err) {
-			writeError(w, http.StatusNotFound, "rollout "+ns+"/"+name+" not found")
-		} else {
-			s.internalError(w, err)
-		}
+	ro, err := rolloutops.Get(r.Context(), s.Client, types.NamespacedName{Namespace: ns, Name: name})
+	if errors.Is(err, rolloutops.ErrNotFound) {
+		writeError(w, http.StatusNotFound, "rollout "+ns+"/"+name+" not found")
+		return nil, rolloutGuard{}, false
+	} else if err != nil {
+		s.internalError(w, err)
 		return nil, rolloutGuard{}, false
 	}
 	guard, err := s.rolloutAuth(r, ro)
@@ -159,9 +161,9 @@ func (s *Server) handleGetRollout(w http.ResponseWriter, r *http.Request, c *ses
 		return
 	}
 	// Pods and runs are read uncached: the server keeps no pod informer.
-	info, err := rolloutcli.Load(r.Context(), s.APIReader, client.ObjectKeyFromObject(ro))
+	info, err := rolloutops.Load(r.Context(), s.APIReader, client.ObjectKeyFromObject(ro))
 	if err != nil {
-		s.internalError(w, err)
+		s.rolloutError(w, err, "loading rollout "+ro.Namespace+"/"+ro.Name)
 		return
 	}
 	p, err := s.policy(r.Context())
@@ -169,7 +171,7 @@ func (s *Server) handleGetRollout(w http.ResponseWriter, r *http.Request, c *ses
 		s.internalError(w, err)
 		return
 	}
-	actions := map[string]bool{}
+	actions := map[rolloutops.Op]bool{}
 	for op := range rolloutActions {
 		actions[op] = p.permits(c, guard.resource, rolloutAction(guard.resource, op), guard.object)
 	}
@@ -177,74 +179,92 @@ func (s *Server) handleGetRollout(w http.ResponseWriter, r *http.Request, c *ses
 		AnalysisRuns: info.AnalysisRuns, Application: guard.app, Actions: actions})
 }
 
-// setImageRequest is the body of set-image: container name (or "*") → image.
-type setImageRequest struct {
-	Images map[string]string `json:"images"`
+// rolloutBody is the body of an operation: for set-image container name
+// (or "*") → image, for undo the revision to go back to (0 or none: the
+// one before the newest); the others take none.
+type rolloutBody struct {
+	Images     map[string]string `json:"images"`
+	ToRevision int64             `json:"toRevision"`
+}
+
+// readRolloutRequest reads the body of op; it answers 400 itself when the
+// body is unusable.
+func readRolloutRequest(w http.ResponseWriter, r *http.Request, op rolloutops.Op) (rolloutops.Request, bool) {
+	req := rolloutops.Request{Op: op}
+	var body rolloutBody
+	switch op {
+	case rolloutops.SetImage:
+		if !decodeJSON(w, r, 1<<20, &body) {
+			return req, false
+		}
+		if len(body.Images) == 0 {
+			writeError(w, http.StatusBadRequest, `set-image needs {"images": {"<container>": "<image>"}}`)
+			return req, false
+		}
+		for container, image := range body.Images {
+			req.Images = append(req.Images, rolloutops.ContainerImage{Container: container, Image: image})
+		}
+		// "*" sorts first; a named container overrides it in any order.
+		sort.Slice(req.Images, func(i, j int) bool { return req.Images[i].Container < req.Images[j].Container })
+	case rolloutops.Undo:
+		if r.ContentLength != 0 && !decodeJSON(w, r, 1<<20, &body) {
+			return req, false
+		}
+		req.ToRevision = body.ToRevision
+	}
+	return req, true
 }
 
 // handleRolloutAction runs one of the kubectl plugin's operations, with the
-// same patches `skiff rollout` sends.
+// same patches `skiff rollout` sends. It answers with the Rollout as
+// written, undo with {"rollout", "skipped"} (why it sent nothing).
 func (s *Server) handleRolloutAction(w http.ResponseWriter, r *http.Request, c *session) {
-	op := r.PathValue("action")
+	op := rolloutops.Op(r.PathValue("action"))
 	if _, known := rolloutActions[op]; !known {
-		writeError(w, http.StatusNotFound, "unknown rollout action "+op)
+		writeError(w, http.StatusNotFound, "unknown rollout action "+string(op))
 		return
 	}
-	var req setImageRequest
-	if op == "set-image" {
-		if !decodeJSON(w, r, 1<<20, &req) {
-			return
-		}
-		if len(req.Images) == 0 {
-			writeError(w, http.StatusBadRequest, `set-image needs {"images": {"<container>": "<image>"}}`)
-			return
-		}
+	req, ok := readRolloutRequest(w, r, op)
+	if !ok {
+		return
 	}
 	ro, _, ok := s.getRollout(w, r, c, op)
 	if !ok {
 		return
 	}
-	var patches []rolloutcli.Patch
-	switch op {
-	case "promote":
-		patches = rolloutcli.PromotePatches(ro, false)
-	case "promote-full":
-		patches = rolloutcli.PromotePatches(ro, true)
-	case "abort":
-		patches = []rolloutcli.Patch{rolloutcli.AbortPatch()}
-	case "retry":
-		patches = []rolloutcli.Patch{rolloutcli.RetryPatch()}
-	case "pause":
-		patches = []rolloutcli.Patch{rolloutcli.PausePatch()}
-	case "restart":
-		patches = []rolloutcli.Patch{rolloutcli.RestartPatch(time.Now())}
-	case "set-image":
-		pairs := make([]string, 0, len(req.Images))
-		for container, image := range req.Images {
-			pairs = append(pairs, container+"="+image)
-		}
-		p, err := rolloutcli.SetImagePatch(ro, pairs)
-		if err != nil {
-			writeError(w, http.StatusBadRequest, err.Error())
-			return
-		}
-		patches = []rolloutcli.Patch{p}
+	res, err := rolloutops.Runner{Client: s.Client, Reader: s.APIReader}.Run(r.Context(), ro, req)
+	if err != nil {
+		s.rolloutError(w, err, fmt.Sprintf("%s of rollout %s/%s", op, ro.Namespace, ro.Name))
+		return
 	}
-	for _, p := range patches {
-		obj := &v1alpha1.Rollout{}
-		obj.Namespace, obj.Name = ro.Namespace, ro.Name
-		patch := client.RawPatch(p.Type, []byte(p.Data))
-		var err error
-		if p.Status {
-			err = s.Client.Status().Patch(r.Context(), obj, patch)
-		} else {
-			err = s.Client.Patch(r.Context(), obj, patch)
-		}
-		if err != nil {
-			s.internalError(w, fmt.Errorf("%s of rollout %s/%s: %w", op, ro.Namespace, ro.Name, err))
-			return
-		}
-		ro = obj
+	if op == rolloutops.Undo {
+		writeJSON(w, http.StatusOK, res)
+		return
 	}
-	writeJSON(w, http.StatusOK, ro)
+	writeJSON(w, http.StatusOK, res.Rollout)
+}
+
+// rolloutError answers an error of rolloutops: by its kind 404, 400 or
+// 409 with its own message, else 500 (logging it with what failed).
+func (s *Server) rolloutError(w http.ResponseWriter, err error, what string) {
+	if code := rolloutErrorStatus(err); code != 0 {
+		writeError(w, code, err.Error())
+		return
+	}
+	s.internalError(w, fmt.Errorf("%s: %w", what, err))
+}
+
+// rolloutErrorStatus is the status that answers an error of rolloutops
+// by its kind, with the error's message: 404, 400 or 409; 0 for the
+// others, which are the server's (500).
+func rolloutErrorStatus(err error) int {
+	switch {
+	case errors.Is(err, rolloutops.ErrNotFound):
+		return http.StatusNotFound
+	case errors.Is(err, rolloutops.ErrInvalid):
+		return http.StatusBadRequest
+	case errors.Is(err, rolloutops.ErrConflict):
+		return http.StatusConflict
+	}
+	return 0
 }

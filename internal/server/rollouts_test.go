@@ -2,9 +2,13 @@ package server
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -12,6 +16,8 @@ import (
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
 	"github.com/skiffcd/skiff/internal/clustercache"
+	"github.com/skiffcd/skiff/internal/rollout"
+	"github.com/skiffcd/skiff/internal/rolloutops"
 )
 
 func (h *harness) createRollout(name string, annotations map[string]string) {
@@ -91,7 +97,7 @@ func TestRolloutsAPI(t *testing.T) {
 	r = h.do(http.MethodGet, base+"standalone", admin, nil)
 	detail = rolloutDetail{}
 	r.json(t, &detail)
-	if !detail.Actions["promote"] || !detail.Actions["set-image"] {
+	if !detail.Actions["promote"] || !detail.Actions["set-image"] || !detail.Actions["undo"] {
 		t.Errorf("admin's actions %v, want all", detail.Actions)
 	}
 	if r := h.do(http.MethodPost, base+"standalone/set-image", admin, map[string]any{"images": map[string]string{"app": "nginx:2"}}); r.status != http.StatusOK {
@@ -100,7 +106,10 @@ func TestRolloutsAPI(t *testing.T) {
 	if img := h.getRollout("standalone").Spec.Template.Spec.Containers[0].Image; img != "nginx:2" {
 		t.Errorf("image %s after set-image, want nginx:2", img)
 	}
-	wantError(t, h.do(http.MethodPost, base+"standalone/set-image", admin, map[string]any{"images": map[string]string{"db": "pg"}}), http.StatusBadRequest)
+	r = h.do(http.MethodPost, base+"standalone/set-image", admin, map[string]any{"images": map[string]string{"db": "pg"}})
+	wantError(t, r, http.StatusBadRequest)
+	wantBody(t, r, `rollout standalone has no container named \"db\"`)
+	wantError(t, h.do(http.MethodPost, base+"standalone/set-image", admin, map[string]any{"images": map[string]string{"app": ""}}), http.StatusBadRequest)
 	wantError(t, h.do(http.MethodPost, base+"standalone/set-image", admin, map[string]any{}), http.StatusBadRequest)
 	if r := h.do(http.MethodPost, base+"standalone/promote", admin, nil); r.status != http.StatusOK {
 		t.Fatalf("promote: %d %s", r.status, r.body)
@@ -111,7 +120,91 @@ func TestRolloutsAPI(t *testing.T) {
 	if r := h.do(http.MethodPost, base+"standalone/pause", admin, nil); r.status != http.StatusOK || !h.getRollout("standalone").Spec.Paused {
 		t.Errorf("pause: %d, spec.paused %v", r.status, h.getRollout("standalone").Spec.Paused)
 	}
+	if r := h.do(http.MethodPost, base+"standalone/restart", admin, nil); r.status != http.StatusOK || h.getRollout("standalone").Spec.RestartAt == nil {
+		t.Errorf("restart: %d %s, restartAt %v", r.status, r.body, h.getRollout("standalone").Spec.RestartAt)
+	}
+
+	// undo: without ReplicaSets a 400 that says so; with them the revision
+	// before the newest, and nothing (with the reason) when it is current.
+	r = h.do(http.MethodPost, base+"standalone/undo", admin, nil)
+	wantError(t, r, http.StatusBadRequest)
+	wantBody(t, r, "rollout standalone has no previous revision")
+	wantError(t, h.do(http.MethodPost, base+"standalone/undo", admin, []byte(`{"toRevision": "one"}`)), http.StatusBadRequest)
+	ro := h.getRollout("standalone")
+	first := ro.Spec.Template.DeepCopy()
+	first.Spec.Containers[0].Image = "nginx:1"
+	h.createReplicaSet(ro, "standalone-1", *first, "1")
+	h.createReplicaSet(ro, "standalone-2", ro.Spec.Template, "2")
+	var undone rolloutops.Result
+	r = h.do(http.MethodPost, base+"standalone/undo", admin, map[string]any{})
+	r.json(t, &undone)
+	if r.status != http.StatusOK || undone.Skipped != "" || undone.Rollout.Spec.Template.Spec.Containers[0].Image != "nginx:1" {
+		t.Fatalf("undo: %d %s", r.status, r.body)
+	}
+	if img := h.getRollout("standalone").Spec.Template.Spec.Containers[0].Image; img != "nginx:1" {
+		t.Errorf("image %s after undo, want revision 1's nginx:1", img)
+	}
+	undone = rolloutops.Result{}
+	r = h.do(http.MethodPost, base+"standalone/undo", admin, map[string]any{"toRevision": 1})
+	r.json(t, &undone)
+	if r.status != http.StatusOK || undone.Skipped != "skipped rollback (current template already matches revision 1)" {
+		t.Errorf("undo to the current revision: %d %s", r.status, r.body)
+	}
+	r = h.do(http.MethodPost, base+"standalone/undo", admin, map[string]any{"toRevision": 9})
+	wantError(t, r, http.StatusBadRequest)
+	wantBody(t, r, "rollout standalone has no revision 9")
+	wantError(t, h.do(http.MethodPost, base+"tracked/undo", bob, nil), http.StatusForbidden)
+
 	wantError(t, h.do(http.MethodPost, base+"standalone/explode", admin, nil), http.StatusNotFound)
 	wantError(t, h.do(http.MethodGet, base+"missing", admin, nil), http.StatusNotFound)
 	wantError(t, h.do(http.MethodGet, base+"tracked", "", nil), http.StatusUnauthorized)
+}
+
+// createReplicaSet creates a ReplicaSet of template at revision that ro
+// controls, as the controller would (no controller runs here).
+func (h *harness) createReplicaSet(ro *v1alpha1.Rollout, name string, template corev1.PodTemplateSpec, revision string) {
+	h.t.Helper()
+	template = *template.DeepCopy()
+	hash := rollout.PodTemplateHash(&template, nil)
+	template.Labels[rollout.PodTemplateHashLabel] = hash
+	rs := &appsv1.ReplicaSet{
+		ObjectMeta: metav1.ObjectMeta{Namespace: h.ns, Name: name, Labels: template.Labels,
+			Annotations:     map[string]string{v1alpha1.AnnotationRolloutRevision: revision},
+			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(ro, v1alpha1.GroupVersion.WithKind("Rollout"))}},
+		Spec: appsv1.ReplicaSetSpec{Replicas: ptr.To[int32](0), Selector: &metav1.LabelSelector{MatchLabels: template.Labels}, Template: template},
+	}
+	if err := h.k8s.Create(context.Background(), rs); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+// wantBody fails unless the body of r holds want; no 4xx body names a
+// flag of the CLI.
+func wantBody(t *testing.T, r response, want string) {
+	t.Helper()
+	if !strings.Contains(string(r.body), want) || strings.Contains(string(r.body), "--") {
+		t.Errorf("body %s, want %s and no CLI flag", r.body, want)
+	}
+}
+
+// Each kind of rolloutops error has its status; the others are the
+// server's own.
+func TestRolloutErrorStatus(t *testing.T) {
+	tests := map[string]struct {
+		err  error
+		want int
+	}{
+		"a missing rollout is a 404":           {err: fmt.Errorf("reading: %w", rolloutops.ErrNotFound), want: http.StatusNotFound},
+		"a request that does not fit is a 400": {err: fmt.Errorf("set image: %w", rolloutops.ErrInvalid), want: http.StatusBadRequest},
+		"a rollout changed meanwhile is a 409": {err: fmt.Errorf("patching: %w", rolloutops.ErrConflict), want: http.StatusConflict},
+		"another error is the server's":        {err: errors.New("connection refused")},
+		"no error has no status":               {},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if got := rolloutErrorStatus(tc.err); got != tc.want {
+				t.Errorf("got %d, want %d", got, tc.want)
+			}
+		})
+	}
 }

@@ -6,32 +6,30 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
 	"github.com/skiffcd/skiff/internal/cli/appcli"
+	"github.com/skiffcd/skiff/internal/rolloutops"
 )
 
-// Apply sends patches to the Rollout key in order, status patches to its
-// status subresource.
-func Apply(ctx context.Context, c client.Client, key client.ObjectKey, patches ...Patch) error {
-	for _, p := range patches {
-		ro := &v1alpha1.Rollout{}
-		ro.Namespace, ro.Name = key.Namespace, key.Name
-		raw := client.RawPatch(p.Type, []byte(p.Data))
-		var err error
-		if p.Status {
-			err = c.Status().Patch(ctx, ro, raw)
-		} else {
-			err = c.Patch(ctx, ro, raw)
-		}
-		if err != nil {
-			return fmt.Errorf("patching rollout %s with %s: %w", key.Name, p.Data, err)
-		}
+// ParseImages reads the CONTAINER=IMAGE arguments of `set image`.
+func ParseImages(pairs []string) ([]rolloutops.ContainerImage, error) {
+	if len(pairs) == 0 {
+		return nil, errors.New("want at least one CONTAINER=IMAGE")
 	}
-	return nil
+	images := make([]rolloutops.ContainerImage, 0, len(pairs))
+	for _, p := range pairs {
+		name, image, ok := strings.Cut(p, "=")
+		if !ok || name == "" || image == "" {
+			return nil, fmt.Errorf("%q: want CONTAINER=IMAGE", p)
+		}
+		images = append(images, rolloutops.ContainerImage{Container: name, Image: image})
+	}
+	return images, nil
 }
 
 // DegradedError is the end of `status --watch` on a Degraded rollout.
@@ -45,14 +43,14 @@ func (e *DegradedError) Error() string {
 
 // Watcher polls a Rollout and the objects under it.
 type Watcher struct {
-	Client client.Reader
+	Backend Backend
 	// Interval between reads; zero means 500 ms.
 	Interval time.Duration
 }
 
 // Watch reads key until see reports done or an error, or ctx ends
 // (appcli.ErrTimeout when it ran out of time).
-func (w Watcher) Watch(ctx context.Context, key client.ObjectKey, see func(*Info) (done bool, err error)) error {
+func (w Watcher) Watch(ctx context.Context, key client.ObjectKey, see func(*rolloutops.Info) (done bool, err error)) error {
 	interval := w.Interval
 	if interval == 0 {
 		interval = 500 * time.Millisecond
@@ -63,7 +61,7 @@ func (w Watcher) Watch(ctx context.Context, key client.ObjectKey, see func(*Info
 		// Each read has its own deadline: a wait's deadline makes the
 		// client's rate limiter fail early, which is not a read error.
 		readCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-		info, err := Load(readCtx, w.Client, key)
+		info, err := w.Backend.Load(readCtx, key)
 		cancel()
 		if err != nil {
 			return err
@@ -91,7 +89,7 @@ type StatusPrinter struct {
 }
 
 // See prints the status of info.Rollout if it changed.
-func (p *StatusPrinter) See(info *Info) (bool, error) {
+func (p *StatusPrinter) See(info *rolloutops.Info) (bool, error) {
 	var buf bytes.Buffer
 	_ = WriteStatus(&buf, info.Rollout)
 	if line := buf.String(); line != p.last {
@@ -121,7 +119,7 @@ type TreePrinter struct {
 }
 
 // See shows info; it never says done.
-func (p *TreePrinter) See(info *Info) (bool, error) {
+func (p *TreePrinter) See(info *rolloutops.Info) (bool, error) {
 	now := time.Now()
 	if p.Now != nil {
 		now = p.Now()

@@ -16,6 +16,7 @@ import (
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
 	"github.com/skiffcd/skiff/internal/rollout"
+	"github.com/skiffcd/skiff/internal/rolloutops"
 )
 
 func newTable(w io.Writer) *tabwriter.Writer {
@@ -65,7 +66,7 @@ func SetWeight(ro *v1alpha1.Rollout) string {
 
 // ActualWeight is the canary's share of traffic: the weight set on the
 // traffic router, or else the canary's share of the available pods.
-func ActualWeight(info *Info) string {
+func ActualWeight(info *rolloutops.Info) string {
 	ro := info.Rollout
 	if ro.Spec.Strategy.Canary == nil {
 		return "-"
@@ -145,7 +146,7 @@ func WriteStatus(w io.Writer, ro *v1alpha1.Rollout) error {
 // WriteTree prints info as `kubectl argo rollouts get rollout` does: a
 // summary, then the Rollout with its revisions, their ReplicaSets, pods
 // and AnalysisRuns; ages are counted to now.
-func WriteTree(w io.Writer, info *Info, now time.Time) error {
+func WriteTree(w io.Writer, info *rolloutops.Info, now time.Time) error {
 	var buf bytes.Buffer
 	if err := writeTree(&buf, info, now); err != nil {
 		return err
@@ -161,7 +162,7 @@ func WriteTree(w io.Writer, info *Info, now time.Time) error {
 	return err
 }
 
-func writeTree(w io.Writer, info *Info, now time.Time) error {
+func writeTree(w io.Writer, info *rolloutops.Info, now time.Time) error {
 	ro := info.Rollout
 	phase, message := Status(ro)
 	tw := newTable(w)
@@ -213,7 +214,7 @@ func writeTree(w io.Writer, info *Info, now time.Time) error {
 	for i := range info.ReplicaSets {
 		rs := &info.ReplicaSets[i]
 		byHash[hash(rs)] = len(groups)
-		groups = append(groups, group{revision: Revision(rs), rs: rs})
+		groups = append(groups, group{revision: v1alpha1.RolloutRevision(rs), rs: rs})
 	}
 	var loose []v1alpha1.AnalysisRun
 	for _, run := range info.AnalysisRuns {
@@ -284,7 +285,7 @@ func age(t metav1.Time, now time.Time) string {
 
 // images lists the images of the ReplicaSets that run pods or have a role,
 // each with the roles of its ReplicaSets: "nginx:1.25 (stable, active)".
-func images(info *Info) []string {
+func images(info *rolloutops.Info) []string {
 	var order []string
 	roles := map[string][]string{}
 	for i := range info.ReplicaSets {

@@ -38,7 +38,7 @@ import (
 
 // Annotations Argo Rollouts writes and its tools read.
 const (
-	AnnotationRevision          = "rollout.argoproj.io/revision"
+	AnnotationRevision          = v1alpha1.AnnotationRolloutRevision
 	AnnotationScaleDownDeadline = "scale-down-deadline"
 	AnnotationManagedBy         = "argo-rollouts.argoproj.io/managed-by-rollouts"
 )

@@ -125,8 +125,7 @@ func (p *pass) storedTemplate(ctx context.Context) (*corev1.PodTemplateSpec, err
 }
 
 func revisionOf(rs *appsv1.ReplicaSet) int64 {
-	v, _ := strconv.ParseInt(rs.Annotations[AnnotationRevision], 10, 64)
-	return v
+	return v1alpha1.RolloutRevision(rs)
 }
 
 func specReplicas(rs *appsv1.ReplicaSet) int32 {

@@ -1,4 +1,4 @@
-package rolloutcli
+package rolloutops
 
 import (
 	"encoding/json"
@@ -81,30 +81,42 @@ type jsonPatchOp struct {
 	Value any    `json:"value"`
 }
 
-// SetImagePatch sets the image of the containers named in CONTAINER=IMAGE
-// pairs, in containers, init containers and ephemeral containers; the
-// container "*" stands for all of them. The JSON patch tests each
-// container's name before replacing its image, so it fails rather than
-// change the wrong container when the list changed meanwhile.
-func SetImagePatch(ro *v1alpha1.Rollout, pairs []string) (Patch, error) {
-	if len(pairs) == 0 {
-		return Patch{}, fmt.Errorf("want at least one CONTAINER=IMAGE")
+// ContainerImage is one image to set: on the container of that name, or
+// on every container for "*".
+type ContainerImage struct {
+	Container string `json:"container"`
+	Image     string `json:"image"`
+}
+
+func (c ContainerImage) String() string { return c.Container + "=" + c.Image }
+
+// SetImagePatch sets the images of containers, in containers, init
+// containers and ephemeral containers; a named container overrides "*",
+// and of two images for one container the later wins. The JSON patch tests
+// each container's name before replacing its image, so it fails rather
+// than change the wrong container when the list changed meanwhile.
+func SetImagePatch(ro *v1alpha1.Rollout, set []ContainerImage) (Patch, error) {
+	if len(set) == 0 {
+		return Patch{}, invalid("no image to set on rollout %s", ro.Name)
 	}
 	if ref := ro.Spec.WorkloadRef; ref != nil {
-		return Patch{}, fmt.Errorf("rollout %s takes its pod template from %s %s (workloadRef): set the image there, e.g. kubectl set image deployment/%s %s",
+		pairs := make([]string, len(set))
+		for i, ci := range set {
+			pairs[i] = ci.String()
+		}
+		return Patch{}, invalid("rollout %s takes its pod template from %s %s (workloadRef): set the image there, e.g. kubectl set image deployment/%s %s",
 			ro.Name, ref.Kind, ref.Name, ref.Name, strings.Join(pairs, " "))
 	}
 	images := map[string]string{}
 	var order []string
-	for _, p := range pairs {
-		name, image, ok := strings.Cut(p, "=")
-		if !ok || name == "" || image == "" {
-			return Patch{}, fmt.Errorf("%q: want CONTAINER=IMAGE", p)
+	for _, ci := range set {
+		if ci.Container == "" || ci.Image == "" {
+			return Patch{}, invalid("%q: want a container name and an image", ci.String())
 		}
-		if _, seen := images[name]; !seen {
-			order = append(order, name)
+		if _, seen := images[ci.Container]; !seen {
+			order = append(order, ci.Container)
 		}
-		images[name] = image
+		images[ci.Container] = ci.Image
 	}
 	spec := &ro.Spec.Template.Spec
 	lists := []struct {
@@ -141,7 +153,7 @@ func SetImagePatch(ro *v1alpha1.Rollout, pairs []string) (Patch, error) {
 	}
 	for _, name := range order {
 		if !found[name] {
-			return Patch{}, fmt.Errorf("rollout %s has no container named %q", ro.Name, name)
+			return Patch{}, invalid("rollout %s has no container named %q", ro.Name, name)
 		}
 	}
 	data, err := json.Marshal(ops)
@@ -166,13 +178,13 @@ func UndoPatch(ro *v1alpha1.Rollout, rss []appsv1.ReplicaSet, toRevision int64) 
 	var target *appsv1.ReplicaSet
 	newest := int64(-1)
 	for i := range rss {
-		newest = max(newest, Revision(&rss[i]))
+		newest = max(newest, v1alpha1.RolloutRevision(&rss[i]))
 	}
 	for i := range rss {
-		rev := Revision(&rss[i])
+		rev := v1alpha1.RolloutRevision(&rss[i])
 		want := rev == toRevision
 		if toRevision == 0 {
-			want = rev < newest && (target == nil || rev > Revision(target))
+			want = rev < newest && (target == nil || rev > v1alpha1.RolloutRevision(target))
 		}
 		if want {
 			target = &rss[i]
@@ -180,17 +192,22 @@ func UndoPatch(ro *v1alpha1.Rollout, rss []appsv1.ReplicaSet, toRevision int64) 
 	}
 	if target == nil {
 		if toRevision > 0 {
-			return nil, "", fmt.Errorf("rollout %s has no revision %d", ro.Name, toRevision)
+			return nil, "", invalid("rollout %s has no revision %d", ro.Name, toRevision)
 		}
-		return nil, "", fmt.Errorf("rollout %s has no previous revision", ro.Name)
+		return nil, "", invalid("rollout %s has no previous revision", ro.Name)
 	}
 	template := RestoredTemplate(target, ro.Status.CollisionCount)
-	if hash(target) == rollout.PodTemplateHash(&ro.Spec.Template, ro.Status.CollisionCount) || apiequality.Semantic.DeepEqual(&ro.Spec.Template, template) {
-		return nil, fmt.Sprintf("skipped rollback (current template already matches revision %d)", Revision(target)), nil
+	if podHash(target) == rollout.PodTemplateHash(&ro.Spec.Template, ro.Status.CollisionCount) || apiequality.Semantic.DeepEqual(&ro.Spec.Template, template) {
+		return nil, fmt.Sprintf("skipped rollback (current template already matches revision %d)", v1alpha1.RolloutRevision(target)), nil
 	}
 	data, err := json.Marshal([]jsonPatchOp{{Op: "replace", Path: "/spec/template", Value: template}})
 	if err != nil {
 		return nil, "", err
 	}
 	return &Patch{Type: types.JSONPatchType, Data: string(data)}, "", nil
+}
+
+// podHash is the pod template hash rs is labelled with.
+func podHash(rs *appsv1.ReplicaSet) string {
+	return rs.Labels[rollout.PodTemplateHashLabel]
 }

@@ -1,16 +1,14 @@
-package rolloutcli
+package rolloutops
 
 import (
 	"context"
 	"fmt"
 	"sort"
-	"strconv"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
@@ -27,12 +25,21 @@ type Info struct {
 	AnalysisRuns []v1alpha1.AnalysisRun
 }
 
+// Get reads the Rollout key; an ErrNotFound when it is not there.
+func Get(ctx context.Context, c client.Reader, key client.ObjectKey) (*v1alpha1.Rollout, error) {
+	ro := &v1alpha1.Rollout{}
+	if err := c.Get(ctx, key, ro); err != nil {
+		return nil, classify(fmt.Errorf("reading rollout %s: %w", key.Name, err))
+	}
+	return ro, nil
+}
+
 // Load reads the Rollout key and the ReplicaSets, pods and AnalysisRuns it
 // controls.
 func Load(ctx context.Context, c client.Reader, key client.ObjectKey) (*Info, error) {
-	ro := &v1alpha1.Rollout{}
-	if err := c.Get(ctx, key, ro); err != nil {
-		return nil, fmt.Errorf("reading rollout %s: %w", key.Name, err)
+	ro, err := Get(ctx, c, key)
+	if err != nil {
+		return nil, err
 	}
 	rss, err := ReplicaSetsOf(ctx, c, ro)
 	if err != nil {
@@ -82,33 +89,6 @@ func ReplicaSetsOf(ctx context.Context, c client.Reader, ro *v1alpha1.Rollout) (
 			rss = append(rss, rs)
 		}
 	}
-	sort.SliceStable(rss, func(i, j int) bool { return Revision(&rss[i]) > Revision(&rss[j]) })
+	sort.SliceStable(rss, func(i, j int) bool { return v1alpha1.RolloutRevision(&rss[i]) > v1alpha1.RolloutRevision(&rss[j]) })
 	return rss, nil
-}
-
-// RevisionAnnotation numbers the revisions of a Rollout on its ReplicaSets
-// (the controller's AnnotationRevision; the CLI does not import the
-// controller).
-const RevisionAnnotation = "rollout.argoproj.io/revision"
-
-// Revision is the rollout.argoproj.io/revision of a ReplicaSet, 0 when it
-// has none.
-func Revision(rs *appsv1.ReplicaSet) int64 {
-	v, _ := strconv.ParseInt(rs.Annotations[RevisionAnnotation], 10, 64)
-	return v
-}
-
-// DefaultNamespace is the namespace of the current context of kubeconfig
-// (the usual search when empty), or "default".
-func DefaultNamespace(kubeconfig string) (string, error) {
-	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	rules.ExplicitPath = kubeconfig
-	ns, _, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).Namespace()
-	if err != nil {
-		return "", fmt.Errorf("reading the namespace of the kubeconfig context: %w", err)
-	}
-	if ns == "" {
-		ns = "default"
-	}
-	return ns, nil
 }

@@ -1,4 +1,4 @@
-package rolloutcli
+package rolloutops
 
 import (
 	appsv1 "k8s.io/api/apps/v1"
@@ -116,7 +116,7 @@ func RestoredTemplate(rs *appsv1.ReplicaSet, collisionCount *int32) *corev1.PodT
 	if len(base.Labels) == 0 {
 		base.Labels = nil
 	}
-	want := hash(rs)
+	want := podHash(rs)
 	if want == "" {
 		return base
 	}
