@@ -98,13 +98,11 @@ type Reconciler struct {
 	// liveObjectChanges queues the comparisons the cluster cache's events
 	// ask for, liveChangeCoalescing later.
 	liveObjectChanges chan event.TypedGenericEvent[*v1alpha1.Application]
-	// ourWrites maps an Application's key to the resourceVersion of the
-	// operation worker's latest write of it.
-	ourWrites sync.Map
-	// operationsBegun maps the key of an app whose auto-sync this process
-	// requested to when an operation worker began it: zero while the
-	// request waits in the operation queue.
-	operationsBegun sync.Map
+	// ourWrites holds the operation worker's latest write of each app.
+	ourWrites writeVersions
+	// operationStarts holds when the operations this process requested or
+	// runs were begun.
+	operationStarts operationStarts
 	// refreshes holds the apps whose refresh, asked in process
 	// (RefreshApps), no comparison has taken yet, with when it was asked.
 	refreshMu sync.Mutex
@@ -315,7 +313,7 @@ func (r *Reconciler) reconcileCompare(ctx context.Context, req ctrl.Request) (ct
 			r.polls.forget(req.Name)
 			r.diffs.Forget(req.Name)
 			r.compared.forget(req.Name)
-			r.operationsBegun.Delete(req.NamespacedName)
+			r.operationStarts.forget(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -389,7 +387,7 @@ func (r *Reconciler) reconcileCompare(ctx context.Context, req ctrl.Request) (ct
 		return ctrl.Result{}, fmt.Errorf("writing status: %w", err)
 	}
 	if orig.Operation == nil && app.Operation != nil {
-		r.operationsBegun.Store(req.NamespacedName, time.Time{}) // queued
+		r.operationStarts.queued(req.NamespacedName)
 		if r.Recorder != nil {
 			r.Recorder.Eventf(app, nil, "Normal", eventReasonOperationStarted, "Sync", "Initiated sync to %s", targetRevision(app))
 		}
@@ -464,8 +462,8 @@ func (r *Reconciler) operationJustStarted(app *v1alpha1.Application) bool {
 		return false
 	}
 	started := state.StartedAt.Time
-	if begun, ok := r.operationsBegun.Load(client.ObjectKeyFromObject(app)); ok && !begun.(time.Time).IsZero() {
-		started = begun.(time.Time)
+	if begun, _ := r.operationStarts.get(client.ObjectKeyFromObject(app)); !begun.IsZero() {
+		started = begun
 	}
 	return r.now().Sub(started) < operationCompareGrace
 }
@@ -477,8 +475,8 @@ func (r *Reconciler) operationQueued(app *v1alpha1.Application) bool {
 	if app.Operation == nil || state == nil || !isRunning(state.Phase) {
 		return false
 	}
-	begun, ok := r.operationsBegun.Load(client.ObjectKeyFromObject(app))
-	return ok && begun.(time.Time).IsZero()
+	begun, known := r.operationStarts.get(client.ObjectKeyFromObject(app))
+	return known && begun.IsZero()
 }
 
 // statusWriteNeeded decides whether a comparison's outcome is written. Any

@@ -41,7 +41,7 @@ func (r *Reconciler) reconcileOperation(ctx context.Context, req ctrl.Request) (
 	// The cache may still show an operation this worker has just finished:
 	// when it is older than this worker's last write of the app, confirm on
 	// the API server, one GET, before running anything.
-	if r.APIReader != nil && r.cacheOlderThanOurWrite(req.NamespacedName, app.ResourceVersion) {
+	if r.APIReader != nil && r.ourWrites.cacheOlder(req.NamespacedName, app.ResourceVersion) {
 		if err := r.APIReader.Get(ctx, req.NamespacedName, app); err != nil {
 			return ctrl.Result{}, client.IgnoreNotFound(err)
 		}
@@ -50,8 +50,8 @@ func (r *Reconciler) reconcileOperation(ctx context.Context, req ctrl.Request) (
 		}
 	}
 	// Comparisons wait for the result from now (operationJustStarted).
-	r.operationsBegun.Store(req.NamespacedName, r.now())
-	defer r.operationsBegun.Delete(req.NamespacedName)
+	r.operationStarts.begin(req.NamespacedName, r.now())
+	defer r.operationStarts.forget(req.NamespacedName)
 	state := app.Status.OperationState
 	if state != nil && state.Phase == v1alpha1.OperationTerminating {
 		return ctrl.Result{}, r.finishOperation(ctx, app, v1alpha1.OperationFailed, "Operation terminated", nil, nil)
@@ -458,37 +458,7 @@ func (r *Reconciler) finishOperation(ctx context.Context, app *v1alpha1.Applicat
 // wrote remembers the resourceVersion of the operation worker's latest
 // write of app (the patch response sets it).
 func (r *Reconciler) wrote(app *v1alpha1.Application) {
-	r.ourWrites.Store(client.ObjectKeyFromObject(app), app.ResourceVersion)
-}
-
-// cacheOlderThanOurWrite reports whether a cached Application at
-// resourceVersion cached predates the operation worker's latest write of
-// it, which may have finished the operation the cached copy still shows.
-// Once the cache has caught up the record is dropped. Without a record
-// (none since start) the cache, filled by a LIST after start, is current.
-func (r *Reconciler) cacheOlderThanOurWrite(key client.ObjectKey, cached string) bool {
-	v, ok := r.ourWrites.Load(key)
-	if !ok {
-		return false
-	}
-	if atLeastVersion(cached, v.(string)) {
-		r.ourWrites.CompareAndDelete(key, v)
-		return false
-	}
-	return true
-}
-
-// atLeastVersion reports whether resourceVersion got is want or later.
-// Resource versions are opaque strings; when both are integers (etcd's
-// revisions, which the API server uses) a larger one is later, otherwise
-// only equality counts.
-func atLeastVersion(got, want string) bool {
-	if got == want {
-		return true
-	}
-	g, err1 := strconv.ParseUint(got, 10, 64)
-	w, err2 := strconv.ParseUint(want, 10, 64)
-	return err1 == nil && err2 == nil && g > w
+	r.ourWrites.wrote(client.ObjectKeyFromObject(app), app.ResourceVersion)
 }
 
 func revisionOf(r *v1alpha1.SyncOperationResult) string {

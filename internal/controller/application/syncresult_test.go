@@ -265,11 +265,11 @@ func TestOperationQueued(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			r := &Reconciler{Now: func() time.Time { return now }}
 			if tc.begun != nil {
-				at := time.Time{} // queued
+				key := client.ObjectKeyFromObject(tc.app)
+				r.operationStarts.queued(key)
 				if *tc.begun >= 0 {
-					at = now.Add(-*tc.begun)
+					r.operationStarts.begin(key, now.Add(-*tc.begun))
 				}
-				r.operationsBegun.Store(client.ObjectKeyFromObject(tc.app), at)
 			}
 			if got := r.operationQueued(tc.app); got != tc.wantQueued {
 				t.Errorf("operationQueued = %v, want %v", got, tc.wantQueued)
@@ -306,19 +306,19 @@ func TestAtLeastVersion(t *testing.T) {
 func TestCacheOlderThanOurWrite(t *testing.T) {
 	r := &Reconciler{}
 	key := client.ObjectKey{Namespace: "argocd", Name: "guestbook"}
-	if r.cacheOlderThanOurWrite(key, "10") {
+	if r.ourWrites.cacheOlder(key, "10") {
 		t.Error("without a write of ours the cache counts as current")
 	}
 	app := &v1alpha1.Application{}
 	app.Namespace, app.Name, app.ResourceVersion = key.Namespace, key.Name, "20"
 	r.wrote(app)
-	if !r.cacheOlderThanOurWrite(key, "19") {
+	if !r.ourWrites.cacheOlder(key, "19") {
 		t.Error("a cached copy older than our write counts as current")
 	}
-	if r.cacheOlderThanOurWrite(key, "20") {
+	if r.ourWrites.cacheOlder(key, "20") {
 		t.Error("a cached copy at our write counts as stale")
 	}
-	if _, kept := r.ourWrites.Load(key); kept {
+	if _, kept := r.ourWrites.versions[key]; kept {
 		t.Error("the record outlived the cache catching up")
 	}
 }
