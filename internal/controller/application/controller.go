@@ -93,11 +93,13 @@ type Reconciler struct {
 	// most pairs compared are the same as the time before.
 	diffs diff.Memo
 	// compared holds what each app's last reusable comparison read.
-	compared    lastComparisons
-	liveChanges chan event.TypedGenericEvent[*v1alpha1.Application]
-	// liveObjectChanges queues the comparisons the cluster cache's events
-	// ask for, liveChangeCoalescing later.
-	liveObjectChanges chan event.TypedGenericEvent[*v1alpha1.Application]
+	compared lastComparisons
+	// compareNow queues comparisons at once: refreshes, moved revisions,
+	// health changes of live objects.
+	compareNow comparisonRequests
+	// compareCoalesced queues the comparisons the cluster cache's other
+	// events ask for, liveChangeCoalescing later.
+	compareCoalesced comparisonRequests
 	// ourWrites holds the operation worker's latest write of each app.
 	ourWrites writeVersions
 	// operationStarts holds when the operations this process requested or
@@ -131,8 +133,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := r.loadCapabilities(mgr); err != nil {
 		return err
 	}
-	r.liveChanges = make(chan event.TypedGenericEvent[*v1alpha1.Application], 1024)
-	r.liveObjectChanges = make(chan event.TypedGenericEvent[*v1alpha1.Application], 1024)
+	r.compareNow = make(comparisonRequests, 1024)
+	r.compareCoalesced = make(comparisonRequests, 1024)
 	r.Cache.Subscribe(r.liveChange)
 	r.Repo.OnRevisionMove(r.compareAppsOnMove)
 
@@ -140,8 +142,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	err := ctrl.NewControllerManagedBy(mgr).
 		Named("application-compare").
 		For(&v1alpha1.Application{}, builder.WithPredicates(inNamespace, specChanged{})).
-		WatchesRawSource(source.Channel(r.liveChanges, &handler.TypedEnqueueRequestForObject[*v1alpha1.Application]{})).
-		WatchesRawSource(source.Channel(r.liveObjectChanges, enqueueAfter(liveChangeCoalescing))).
+		WatchesRawSource(source.Channel(r.compareNow, &handler.TypedEnqueueRequestForObject[*v1alpha1.Application]{})).
+		WatchesRawSource(source.Channel(r.compareCoalesced, enqueueAfter(liveChangeCoalescing))).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.CompareWorkers}).
 		Complete(reconcile(r.reconcileCompare))
 	if err != nil {
@@ -257,16 +259,30 @@ func phaseOf(app *v1alpha1.Application) v1alpha1.OperationPhase {
 // enqueueCompare queues a comparison of the app named app without a
 // re-render of an unchanged revision; it never blocks.
 func (r *Reconciler) enqueueCompare(app string) {
-	r.offer(r.liveChanges, app)
+	r.compareNow.offer(r.Namespace, app)
 }
 
-// offer sends the event of the app named app to a comparison queue's
-// intake without blocking: when the intake is flooded, the periodic
-// refresh catches up.
-func (r *Reconciler) offer(intake chan event.TypedGenericEvent[*v1alpha1.Application], app string) {
+// comparisonRequests is an intake of the comparison queue: each event
+// asks for a comparison of one app.
+type comparisonRequests chan event.TypedGenericEvent[*v1alpha1.Application]
+
+// offer asks for a comparison of the app named app without blocking: when
+// the intake is flooded, the periodic refresh catches up.
+func (c comparisonRequests) offer(namespace, app string) {
 	select {
-	case intake <- appEvent(r.Namespace, app):
+	case c <- appEvent(namespace, app):
 	default:
+	}
+}
+
+// send asks for a comparison of the app named app, waiting while the
+// intake is full until ctx ends.
+func (c comparisonRequests) send(ctx context.Context, namespace, app string) error {
+	select {
+	case c <- appEvent(namespace, app):
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }
 
@@ -278,9 +294,9 @@ func (r *Reconciler) liveChange(e clustercache.Event) {
 	switch {
 	case e.App == "":
 	case e.HealthChanged:
-		r.offer(r.liveChanges, e.App)
+		r.compareNow.offer(r.Namespace, e.App)
 	default:
-		r.offer(r.liveObjectChanges, e.App)
+		r.compareCoalesced.offer(r.Namespace, e.App)
 	}
 }
 
