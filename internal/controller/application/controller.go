@@ -219,7 +219,7 @@ func (specChanged) Update(e event.UpdateEvent) bool {
 // operationEnded reports whether an update moves the operation to a phase
 // other than Running: its outcome may need a comparison. Requesting an
 // operation or starting it does not; the comparison would only wait for
-// the result (operationJustStarted).
+// the result (compareDeferral).
 func operationEnded(oldApp, newApp *v1alpha1.Application) bool {
 	phase := phaseOf(newApp)
 	return phase != phaseOf(oldApp) && phase != v1alpha1.OperationRunning
@@ -347,16 +347,9 @@ func (r *Reconciler) reconcileCompare(ctx context.Context, req ctrl.Request) (ct
 	}
 	start := r.now()
 	refresh, askedAt := r.takeRefresh(app.Name, app.Annotations[AnnotationRefresh])
-	if refresh == "" && r.operationJustStarted(app) {
-		// The operation's result write will carry the comparison of what it
-		// synced; comparing now, on the way, would only cost work and a
-		// write. A poll due now is taken when the operation is over.
-		return ctrl.Result{RequeueAfter: operationCompareDeferral}, nil
-	}
-	if refresh == "" && r.operationQueued(app) {
-		// The same, for a request waiting for an operation worker (behind
-		// a long wave): it is looked at again less often.
-		return ctrl.Result{RequeueAfter: operationCompareGrace}, nil
+	begun, known := r.operationStarts.get(req.NamespacedName)
+	if wait := compareDeferral(app, refresh != "", begun, known, start); wait > 0 {
+		return ctrl.Result{RequeueAfter: wait}, nil
 	}
 	maxAge := time.Duration(0)
 	switch {
@@ -467,32 +460,33 @@ func (r *Reconciler) rememberComparison(app *v1alpha1.Application, cmp compariso
 	r.compared.remember(app.Name, in)
 }
 
-// operationJustStarted reports whether app has an operation running for
-// less than operationCompareGrace, counted from when an operation worker
-// of this process began it, else from its recorded start. Most syncs
-// finish within it; a longer one (waves waiting for health) gets its
-// status compared as usual.
-func (r *Reconciler) operationJustStarted(app *v1alpha1.Application) bool {
+// compareDeferral is how long a comparison of app at now waits for its
+// operation's result: the result write will carry the comparison of what
+// the operation synced, so comparing on the way would only cost work and a
+// write (a poll due meanwhile is taken when the operation is over). An
+// operation running for less than operationCompareGrace, counted from when
+// an operation worker of this process began it (begun), else from its
+// recorded start, is looked at again operationCompareDeferral later: most
+// syncs finish within the grace; a longer one (waves waiting for health)
+// gets its status compared as usual. A request this process made that
+// waits for an operation worker (known, begun zero: behind a long wave)
+// is looked at again every operationCompareGrace. A refresh never waits.
+func compareDeferral(app *v1alpha1.Application, refresh bool, begun time.Time, known bool, now time.Time) time.Duration {
 	state := app.Status.OperationState
-	if app.Operation == nil || state == nil || !isRunning(state.Phase) {
-		return false
+	if refresh || app.Operation == nil || state == nil || !isRunning(state.Phase) {
+		return 0
 	}
 	started := state.StartedAt.Time
-	if begun, _ := r.operationStarts.get(client.ObjectKeyFromObject(app)); !begun.IsZero() {
+	if !begun.IsZero() {
 		started = begun
 	}
-	return r.now().Sub(started) < operationCompareGrace
-}
-
-// operationQueued reports whether app's operation is an auto-sync this
-// process requested and no operation worker has begun yet.
-func (r *Reconciler) operationQueued(app *v1alpha1.Application) bool {
-	state := app.Status.OperationState
-	if app.Operation == nil || state == nil || !isRunning(state.Phase) {
-		return false
+	switch {
+	case now.Sub(started) < operationCompareGrace:
+		return operationCompareDeferral
+	case known && begun.IsZero():
+		return operationCompareGrace
 	}
-	begun, known := r.operationStarts.get(client.ObjectKeyFromObject(app))
-	return known && begun.IsZero()
+	return 0
 }
 
 // statusWriteNeeded decides whether a comparison's outcome is written. Any

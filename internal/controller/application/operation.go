@@ -49,7 +49,7 @@ func (r *Reconciler) reconcileOperation(ctx context.Context, req ctrl.Request) (
 			return ctrl.Result{}, nil
 		}
 	}
-	// Comparisons wait for the result from now (operationJustStarted).
+	// Comparisons wait for the result from now (compareDeferral).
 	r.operationStarts.begin(req.NamespacedName, r.now())
 	defer r.operationStarts.forget(req.NamespacedName)
 	state := app.Status.OperationState
