@@ -265,7 +265,7 @@ func TestCanaryInconclusiveBackgroundAnalysisPausesUntilPromoted(t *testing.T) {
 
 	hash := setImage(t, c, ro, "argoproj/rollouts-demo:yellow")
 	paused := waitFor(t, c, ro, "the inconclusive pause", func(ro *v1alpha1.Rollout) bool {
-		return pauseCondition(&ro.Status, v1alpha1.PauseReasonInconclusiveAnalysis) != nil
+		return rollout.FindPause(&ro.Status, v1alpha1.PauseReasonInconclusiveAnalysis) != nil
 	})
 	runName := "canary-demo-" + hash + "-2"
 	if s := paused.Status.Canary.CurrentBackgroundAnalysisRunStatus; s == nil || s.Name != runName || s.Status != v1alpha1.AnalysisPhaseInconclusive {

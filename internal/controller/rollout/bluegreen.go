@@ -133,14 +133,14 @@ func (p *pass) blueGreenPause() bool {
 	bg := p.ro.Spec.Strategy.BlueGreen
 	st := p.status
 	if st.PromoteFull {
-		removePause(st, v1alpha1.PauseReasonBlueGreenPause)
+		rollout.RemovePause(st, v1alpha1.PauseReasonBlueGreenPause)
 		return true
 	}
 	auto := ptr.Deref(bg.AutoPromotionEnabled, true)
 	if auto && bg.AutoPromotionSeconds == 0 {
 		return true
 	}
-	cond := pauseCondition(st, v1alpha1.PauseReasonBlueGreenPause)
+	cond := rollout.FindPause(st, v1alpha1.PauseReasonBlueGreenPause)
 	if cond == nil && st.ControllerPause {
 		return true // the pause this controller set was cleared: promoted
 	}
@@ -151,7 +151,7 @@ func (p *pass) blueGreenPause() bool {
 				p.requeueAfter(wait)
 				return false
 			}
-			removePause(st, v1alpha1.PauseReasonBlueGreenPause)
+			rollout.RemovePause(st, v1alpha1.PauseReasonBlueGreenPause)
 			p.event("RolloutResumed", "Rollout resumed after autoPromotionSeconds")
 			return true
 		}
@@ -213,31 +213,9 @@ func (p *pass) abortBlueGreen(ctx context.Context) error {
 	return nil
 }
 
-func pauseCondition(st *v1alpha1.RolloutStatus, reason v1alpha1.PauseReason) *v1alpha1.PauseCondition {
-	for i := range st.PauseConditions {
-		if st.PauseConditions[i].Reason == reason {
-			return &st.PauseConditions[i]
-		}
-	}
-	return nil
-}
-
-func removePause(st *v1alpha1.RolloutStatus, reason v1alpha1.PauseReason) {
-	kept := st.PauseConditions[:0]
-	for _, c := range st.PauseConditions {
-		if c.Reason != reason {
-			kept = append(kept, c)
-		}
-	}
-	st.PauseConditions = kept
-	if len(kept) == 0 {
-		st.PauseConditions = nil
-	}
-}
-
 // addPause pauses the rollout for reason, as the controller (not the user).
 func (p *pass) addPause(reason v1alpha1.PauseReason) {
-	if pauseCondition(p.status, reason) != nil {
+	if rollout.FindPause(p.status, reason) != nil {
 		return
 	}
 	p.status.PauseConditions = append(p.status.PauseConditions, v1alpha1.PauseCondition{Reason: reason, StartTime: p.metaNow()})

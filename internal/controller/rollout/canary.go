@@ -102,7 +102,7 @@ func (p *pass) syncCanary(ctx context.Context) error {
 	}
 
 	// An Inconclusive analysis holds the canary where it is until a promote.
-	heldByAnalysis := pauseCondition(st, v1alpha1.PauseReasonInconclusiveAnalysis) != nil
+	heldByAnalysis := rollout.FindPause(st, v1alpha1.PauseReasonInconclusiveAnalysis) != nil
 	if !aborted && !isStable && !p.ro.Spec.Paused && !heldByAnalysis {
 		scaled := in // with the counts after this pass's scaling
 		scaled.Canary, scaled.Stable = counts(p.newRS), counts(stableRS)
@@ -157,7 +157,7 @@ func (p *pass) runStep(atTarget bool) {
 	if !done {
 		return
 	}
-	removePause(st, v1alpha1.PauseReasonCanaryPauseStep)
+	rollout.RemovePause(st, v1alpha1.PauseReasonCanaryPauseStep)
 	st.ControllerPause = false
 	st.CurrentStepIndex = ptr.To(index + 1)
 	p.event("RolloutStepCompleted", "Rollout step %d/%d completed (%s)", index+1, stepCount, stepString(step))
@@ -167,7 +167,7 @@ func (p *pass) runStep(atTarget bool) {
 // pauseStepDone manages the CanaryPauseStep condition of a pause step.
 func (p *pass) pauseStepDone(pause *v1alpha1.RolloutPause) bool {
 	st := p.status
-	cond := pauseCondition(st, v1alpha1.PauseReasonCanaryPauseStep)
+	cond := rollout.FindPause(st, v1alpha1.PauseReasonCanaryPauseStep)
 	if cond == nil && st.ControllerPause {
 		return true // promoted
 	}
