@@ -150,7 +150,7 @@ func available(rs *appsv1.ReplicaSet) int32 {
 // ReplicaSet controller has not updated since the last scale says nothing:
 // right after a scale down and up again it still counts the old pods.
 func saturated(rs *appsv1.ReplicaSet, n int32) bool {
-	return rs != nil && specReplicas(rs) == n && available(rs) >= n
+	return rollout.Saturated(counts(rs), n)
 }
 
 // startRevisionIfNew resets the per-update status when the pod template or
