@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"sync"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -82,9 +81,8 @@ type Reconciler struct {
 
 	// replicaSets reads the cache of the ReplicaSets Rollouts made.
 	replicaSets client.Reader
-	// templateMatches holds a templateMatch per Rollout (by namespaced
-	// name): which ReplicaSet has its template under another hash.
-	templateMatches sync.Map
+	// templateMatches holds what adoptEqualTemplate found per Rollout.
+	templateMatches templateMatches
 }
 
 func (r *Reconciler) now() time.Time {
@@ -199,7 +197,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	ro := &v1alpha1.Rollout{}
 	if err := r.APIReader.Get(ctx, req.NamespacedName, ro); err != nil {
 		if apierrors.IsNotFound(err) {
-			r.templateMatches.Delete(req.NamespacedName)
+			r.templateMatches.forget(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
