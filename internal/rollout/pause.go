@@ -1,6 +1,10 @@
 package rollout
 
-import "github.com/skiffcd/skiff/api/v1alpha1"
+import (
+	"slices"
+
+	"github.com/skiffcd/skiff/api/v1alpha1"
+)
 
 // PauseChange is what a pass does to one pause condition.
 type PauseChange int
@@ -28,14 +32,8 @@ func FindPause(st *v1alpha1.RolloutStatus, reason v1alpha1.PauseReason) *v1alpha
 // RemovePause drops the pause condition of reason; no condition left is
 // nil, not an empty list.
 func RemovePause(st *v1alpha1.RolloutStatus, reason v1alpha1.PauseReason) {
-	kept := st.PauseConditions[:0]
-	for _, c := range st.PauseConditions {
-		if c.Reason != reason {
-			kept = append(kept, c)
-		}
-	}
-	st.PauseConditions = kept
-	if len(kept) == 0 {
+	st.PauseConditions = slices.DeleteFunc(st.PauseConditions, func(c v1alpha1.PauseCondition) bool { return c.Reason == reason })
+	if len(st.PauseConditions) == 0 {
 		st.PauseConditions = nil
 	}
 }
