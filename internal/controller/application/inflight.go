@@ -2,82 +2,57 @@ package application
 
 import (
 	"strconv"
-	"sync"
 	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/skiffcd/skiff/internal/syncmap"
 )
 
 // operationStarts remembers, per app whose operation this process
 // requested or runs, when an operation worker began it: comparisons wait
-// for the result from then (compareDeferral).
+// for the result from then (compareDeferral). The time is zero while the
+// request waits in the operation queue.
 type operationStarts struct {
-	mu sync.Mutex
-	// begun is the zero time while the request waits in the operation queue.
-	begun map[client.ObjectKey]time.Time
+	begun syncmap.Map[client.ObjectKey, time.Time]
 }
 
 // queued records an operation this process requested, not yet begun.
-func (s *operationStarts) queued(app client.ObjectKey) { s.set(app, time.Time{}) }
+func (s *operationStarts) queued(app client.ObjectKey) { s.begun.Store(app, time.Time{}) }
 
 // begin records that an operation worker began app's operation at at.
-func (s *operationStarts) begin(app client.ObjectKey, at time.Time) { s.set(app, at) }
-
-func (s *operationStarts) set(app client.ObjectKey, at time.Time) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.begun == nil {
-		s.begun = map[client.ObjectKey]time.Time{}
-	}
-	s.begun[app] = at
-}
+func (s *operationStarts) begin(app client.ObjectKey, at time.Time) { s.begun.Store(app, at) }
 
 // get returns when app's operation was begun (zero: queued) and whether
 // this process requested or runs it at all.
 func (s *operationStarts) get(app client.ObjectKey) (begun time.Time, known bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	begun, known = s.begun[app]
-	return begun, known
+	return s.begun.Load(app)
 }
 
-func (s *operationStarts) forget(app client.ObjectKey) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	delete(s.begun, app)
-}
+func (s *operationStarts) forget(app client.ObjectKey) { s.begun.Delete(app) }
 
 // writeVersions remembers, per Application, the resourceVersion of the
 // operation worker's latest write of it, until the cache shows that write.
 type writeVersions struct {
-	mu       sync.Mutex
-	versions map[client.ObjectKey]string
+	versions syncmap.Map[client.ObjectKey, string]
 }
 
 // wrote records a write of app that the API server answered at version.
-func (w *writeVersions) wrote(app client.ObjectKey, version string) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.versions == nil {
-		w.versions = map[client.ObjectKey]string{}
-	}
-	w.versions[app] = version
-}
+func (w *writeVersions) wrote(app client.ObjectKey, version string) { w.versions.Store(app, version) }
 
 // cacheOlder reports whether a cached copy of app at resourceVersion
 // cached predates the latest write recorded, which may have finished the
 // operation the cached copy still shows. Once the cache has caught up the
-// record is dropped. Without a record (none since start) the cache, filled
-// by a LIST after start, is current.
+// record is dropped (unless a newer write replaced it meanwhile). Without
+// a record (none since start) the cache, filled by a LIST after start, is
+// current.
 func (w *writeVersions) cacheOlder(app client.ObjectKey, cached string) bool {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	written, ok := w.versions[app]
+	written, ok := w.versions.Load(app)
 	if !ok {
 		return false
 	}
 	if atLeastVersion(cached, written) {
-		delete(w.versions, app)
+		w.versions.CompareAndDelete(app, written)
 		return false
 	}
 	return true

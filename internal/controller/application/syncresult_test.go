@@ -294,7 +294,7 @@ func TestCacheOlderThanOurWrite(t *testing.T) {
 	if r.ourWrites.cacheOlder(key, "20") {
 		t.Error("a cached copy at our write counts as stale")
 	}
-	if _, kept := r.ourWrites.versions[key]; kept {
+	if _, kept := r.ourWrites.versions.Load(key); kept {
 		t.Error("the record outlived the cache catching up")
 	}
 }

@@ -33,6 +33,7 @@ import (
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
 	"github.com/skiffcd/skiff/internal/rollout"
+	"github.com/skiffcd/skiff/internal/syncmap"
 )
 
 // Annotations Argo Rollouts writes and its tools read.
@@ -81,8 +82,9 @@ type Reconciler struct {
 
 	// replicaSets reads the cache of the ReplicaSets Rollouts made.
 	replicaSets client.Reader
-	// templateMatches holds what adoptEqualTemplate found per Rollout.
-	templateMatches templateMatches
+	// templateMatches holds what adoptEqualTemplate found per Rollout (by
+	// namespaced name).
+	templateMatches syncmap.Map[client.ObjectKey, templateMatch]
 }
 
 func (r *Reconciler) now() time.Time {
@@ -197,7 +199,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	ro := &v1alpha1.Rollout{}
 	if err := r.APIReader.Get(ctx, req.NamespacedName, ro); err != nil {
 		if apierrors.IsNotFound(err) {
-			r.templateMatches.forget(req.NamespacedName)
+			r.templateMatches.Delete(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}

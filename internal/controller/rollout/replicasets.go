@@ -6,7 +6,6 @@ import (
 	"slices"
 	"sort"
 	"strconv"
-	"sync"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -60,34 +59,6 @@ type templateMatch struct {
 	match string
 }
 
-// templateMatches holds a templateMatch per Rollout (by namespaced name).
-type templateMatches struct {
-	mu      sync.Mutex
-	matches map[client.ObjectKey]templateMatch
-}
-
-func (t *templateMatches) get(ro client.ObjectKey) (templateMatch, bool) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	m, ok := t.matches[ro]
-	return m, ok
-}
-
-func (t *templateMatches) remember(ro client.ObjectKey, m templateMatch) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.matches == nil {
-		t.matches = map[client.ObjectKey]templateMatch{}
-	}
-	t.matches[ro] = m
-}
-
-func (t *templateMatches) forget(ro client.ObjectKey) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	delete(t.matches, ro)
-}
-
 // adoptEqualTemplate makes p.hash that of an existing ReplicaSet whose pod
 // template equals the Rollout's when no ReplicaSet carries the computed
 // hash, as Argo Rollouts does: one Argo Rollouts made before Skiff took over
@@ -117,7 +88,7 @@ func (p *pass) adoptEqualTemplate(ctx context.Context) error {
 // equals the Rollout's, "" when there is none.
 func (p *pass) equalTemplate(ctx context.Context) (string, error) {
 	key := client.ObjectKeyFromObject(p.ro)
-	if m, ok := p.r.templateMatches.get(key); ok && m.uid == p.ro.UID && m.hash == p.hash && (m.match == "" || p.rsByHash(m.match) != nil) {
+	if m, ok := p.r.templateMatches.Load(key); ok && m.uid == p.ro.UID && m.hash == p.hash && (m.match == "" || p.rsByHash(m.match) != nil) {
 		return m.match, nil
 	}
 	desired, err := p.storedTemplate(ctx)
@@ -136,7 +107,7 @@ func (p *pass) equalTemplate(ctx context.Context) (string, error) {
 			break
 		}
 	}
-	p.r.templateMatches.remember(key, m)
+	p.r.templateMatches.Store(key, m)
 	return m.match, nil
 }
 
