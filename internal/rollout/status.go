@@ -1,6 +1,7 @@
 package rollout
 
 import (
+	"slices"
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
@@ -123,11 +124,5 @@ func SetCondition(status *v1alpha1.RolloutStatus, t v1alpha1.RolloutConditionTyp
 
 // RemoveCondition drops the condition of type t.
 func RemoveCondition(status *v1alpha1.RolloutStatus, t v1alpha1.RolloutConditionType) {
-	kept := status.Conditions[:0]
-	for _, c := range status.Conditions {
-		if c.Type != t {
-			kept = append(kept, c)
-		}
-	}
-	status.Conditions = kept
+	status.Conditions = slices.DeleteFunc(status.Conditions, func(c v1alpha1.RolloutCondition) bool { return c.Type == t })
 }

@@ -121,12 +121,10 @@ func lastRevision(s *v1alpha1.OperationState) string {
 	return s.SyncResult.Revision
 }
 
+// selfHealBackoff is how long after the last self-heal the next may run:
+// it doubles with each attempt, as Argo CD's does.
 func selfHealBackoff(attempts int64) time.Duration {
-	d := defaultSelfHealBackoff
-	for i := int64(0); i < attempts && d < maxSelfHealBackoff; i++ {
-		d *= 2
-	}
-	return min(d, maxSelfHealBackoff)
+	return exponentialBackoff(defaultSelfHealBackoff, 2, maxSelfHealBackoff, attempts)
 }
 
 // requiringPruning counts the resources a sync with prune would delete.

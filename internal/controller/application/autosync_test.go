@@ -75,8 +75,13 @@ func TestAutoSyncPrunesDeletedFilesAndSurvivesBrokenCommits(t *testing.T) {
 	if !strings.Contains(conditionMessage(app, v1alpha1.ApplicationConditionComparisonError), "a.yaml") {
 		t.Errorf("the error does not name the broken file: %s", conditionMessage(app, v1alpha1.ApplicationConditionComparisonError))
 	}
-	// Give the controller a few polls to do something wrong.
-	time.Sleep(4 * time.Second)
+	// The comparison that found the error decided auto-sync in the same
+	// write, and asked for nothing; every later comparison of the broken
+	// commit decides the same (TestDecideAutoSync: "a failed comparison
+	// decides nothing").
+	if last := app.Status.OperationState; app.Operation != nil || last == nil || last.Operation.Sync == nil || last.Operation.Sync.Revision != deleted {
+		t.Errorf("the broken commit started a sync: operation %s, last %s", toJSON(app.Operation), toJSON(last))
+	}
 	if !configMapExists(t, c, dest, "a") {
 		t.Error("a broken commit pruned the last good state")
 	}

@@ -7,9 +7,7 @@ import (
 
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
-	"sigs.k8s.io/controller-runtime/pkg/event"
 
-	"github.com/skiffcd/skiff/api/v1alpha1"
 	"github.com/skiffcd/skiff/internal/clustercache"
 )
 
@@ -81,13 +79,11 @@ func TestHealthChangesSkipTheCoalescing(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			r := &Reconciler{Namespace: "argocd",
-				liveChanges:       make(chan event.TypedGenericEvent[*v1alpha1.Application], 4),
-				liveObjectChanges: make(chan event.TypedGenericEvent[*v1alpha1.Application], 4)}
+			r := &Reconciler{Namespace: "argocd", compareNow: make(comparisonRequests, 4), compareCoalesced: make(comparisonRequests, 4)}
 			r.liveChange(tc.event)
-			if len(r.liveChanges) != tc.atOnce || len(r.liveObjectChanges) != tc.coalesced {
+			if len(r.compareNow) != tc.atOnce || len(r.compareCoalesced) != tc.coalesced {
 				t.Errorf("queued %d at once and %d coalesced; want %d and %d",
-					len(r.liveChanges), len(r.liveObjectChanges), tc.atOnce, tc.coalesced)
+					len(r.compareNow), len(r.compareCoalesced), tc.atOnce, tc.coalesced)
 			}
 		})
 	}

@@ -93,18 +93,18 @@ type Reconciler struct {
 	// most pairs compared are the same as the time before.
 	diffs diff.Memo
 	// compared holds what each app's last reusable comparison read.
-	compared    lastComparisons
-	liveChanges chan event.TypedGenericEvent[*v1alpha1.Application]
-	// liveObjectChanges queues the comparisons the cluster cache's events
-	// ask for, liveChangeCoalescing later.
-	liveObjectChanges chan event.TypedGenericEvent[*v1alpha1.Application]
-	// ourWrites maps an Application's key to the resourceVersion of the
-	// operation worker's latest write of it.
-	ourWrites sync.Map
-	// operationsBegun maps the key of an app whose auto-sync this process
-	// requested to when an operation worker began it: zero while the
-	// request waits in the operation queue.
-	operationsBegun sync.Map
+	compared lastComparisons
+	// compareNow queues comparisons at once: refreshes, moved revisions,
+	// health changes of live objects.
+	compareNow comparisonRequests
+	// compareCoalesced queues the comparisons the cluster cache's other
+	// events ask for, liveChangeCoalescing later.
+	compareCoalesced comparisonRequests
+	// ourWrites holds the operation worker's latest write of each app.
+	ourWrites writeVersions
+	// operationStarts holds when the operations this process requested or
+	// runs were begun.
+	operationStarts operationStarts
 	// refreshes holds the apps whose refresh, asked in process
 	// (RefreshApps), no comparison has taken yet, with when it was asked.
 	refreshMu sync.Mutex
@@ -133,8 +133,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := r.loadCapabilities(mgr); err != nil {
 		return err
 	}
-	r.liveChanges = make(chan event.TypedGenericEvent[*v1alpha1.Application], 1024)
-	r.liveObjectChanges = make(chan event.TypedGenericEvent[*v1alpha1.Application], 1024)
+	r.compareNow = make(comparisonRequests, 1024)
+	r.compareCoalesced = make(comparisonRequests, 1024)
 	r.Cache.Subscribe(r.liveChange)
 	r.Repo.OnRevisionMove(r.compareAppsOnMove)
 
@@ -142,8 +142,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	err := ctrl.NewControllerManagedBy(mgr).
 		Named("application-compare").
 		For(&v1alpha1.Application{}, builder.WithPredicates(inNamespace, specChanged{})).
-		WatchesRawSource(source.Channel(r.liveChanges, &handler.TypedEnqueueRequestForObject[*v1alpha1.Application]{})).
-		WatchesRawSource(source.Channel(r.liveObjectChanges, enqueueAfter(liveChangeCoalescing))).
+		WatchesRawSource(source.Channel(r.compareNow, &handler.TypedEnqueueRequestForObject[*v1alpha1.Application]{})).
+		WatchesRawSource(source.Channel(r.compareCoalesced, enqueueAfter(liveChangeCoalescing))).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.CompareWorkers}).
 		Complete(reconcile(r.reconcileCompare))
 	if err != nil {
@@ -219,7 +219,7 @@ func (specChanged) Update(e event.UpdateEvent) bool {
 // operationEnded reports whether an update moves the operation to a phase
 // other than Running: its outcome may need a comparison. Requesting an
 // operation or starting it does not; the comparison would only wait for
-// the result (operationJustStarted).
+// the result (compareDeferral).
 func operationEnded(oldApp, newApp *v1alpha1.Application) bool {
 	phase := phaseOf(newApp)
 	return phase != phaseOf(oldApp) && phase != v1alpha1.OperationRunning
@@ -259,16 +259,30 @@ func phaseOf(app *v1alpha1.Application) v1alpha1.OperationPhase {
 // enqueueCompare queues a comparison of the app named app without a
 // re-render of an unchanged revision; it never blocks.
 func (r *Reconciler) enqueueCompare(app string) {
-	r.offer(r.liveChanges, app)
+	r.compareNow.offer(r.Namespace, app)
 }
 
-// offer sends the event of the app named app to a comparison queue's
-// intake without blocking: when the intake is flooded, the periodic
-// refresh catches up.
-func (r *Reconciler) offer(intake chan event.TypedGenericEvent[*v1alpha1.Application], app string) {
+// comparisonRequests is an intake of the comparison queue: each event
+// asks for a comparison of one app.
+type comparisonRequests chan event.TypedGenericEvent[*v1alpha1.Application]
+
+// offer asks for a comparison of the app named app without blocking: when
+// the intake is flooded, the periodic refresh catches up.
+func (c comparisonRequests) offer(namespace, app string) {
 	select {
-	case intake <- appEvent(r.Namespace, app):
+	case c <- appEvent(namespace, app):
 	default:
+	}
+}
+
+// send asks for a comparison of the app named app, waiting while the
+// intake is full until ctx ends.
+func (c comparisonRequests) send(ctx context.Context, namespace, app string) error {
+	select {
+	case c <- appEvent(namespace, app):
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }
 
@@ -280,9 +294,9 @@ func (r *Reconciler) liveChange(e clustercache.Event) {
 	switch {
 	case e.App == "":
 	case e.HealthChanged:
-		r.offer(r.liveChanges, e.App)
+		r.compareNow.offer(r.Namespace, e.App)
 	default:
-		r.offer(r.liveObjectChanges, e.App)
+		r.compareCoalesced.offer(r.Namespace, e.App)
 	}
 }
 
@@ -315,7 +329,7 @@ func (r *Reconciler) reconcileCompare(ctx context.Context, req ctrl.Request) (ct
 			r.polls.forget(req.Name)
 			r.diffs.Forget(req.Name)
 			r.compared.forget(req.Name)
-			r.operationsBegun.Delete(req.NamespacedName)
+			r.operationStarts.forget(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -333,16 +347,9 @@ func (r *Reconciler) reconcileCompare(ctx context.Context, req ctrl.Request) (ct
 	}
 	start := r.now()
 	refresh, askedAt := r.takeRefresh(app.Name, app.Annotations[AnnotationRefresh])
-	if refresh == "" && r.operationJustStarted(app) {
-		// The operation's result write will carry the comparison of what it
-		// synced; comparing now, on the way, would only cost work and a
-		// write. A poll due now is taken when the operation is over.
-		return ctrl.Result{RequeueAfter: operationCompareDeferral}, nil
-	}
-	if refresh == "" && r.operationQueued(app) {
-		// The same, for a request waiting for an operation worker (behind
-		// a long wave): it is looked at again less often.
-		return ctrl.Result{RequeueAfter: operationCompareGrace}, nil
+	begun, known := r.operationStarts.get(req.NamespacedName)
+	if wait := compareDeferral(app, refresh != "", begun, known, start); wait > 0 {
+		return ctrl.Result{RequeueAfter: wait}, nil
 	}
 	maxAge := time.Duration(0)
 	switch {
@@ -389,7 +396,7 @@ func (r *Reconciler) reconcileCompare(ctx context.Context, req ctrl.Request) (ct
 		return ctrl.Result{}, fmt.Errorf("writing status: %w", err)
 	}
 	if orig.Operation == nil && app.Operation != nil {
-		r.operationsBegun.Store(req.NamespacedName, time.Time{}) // queued
+		r.operationStarts.queued(req.NamespacedName)
 		if r.Recorder != nil {
 			r.Recorder.Eventf(app, nil, "Normal", eventReasonOperationStarted, "Sync", "Initiated sync to %s", targetRevision(app))
 		}
@@ -453,32 +460,33 @@ func (r *Reconciler) rememberComparison(app *v1alpha1.Application, cmp compariso
 	r.compared.remember(app.Name, in)
 }
 
-// operationJustStarted reports whether app has an operation running for
-// less than operationCompareGrace, counted from when an operation worker
-// of this process began it, else from its recorded start. Most syncs
-// finish within it; a longer one (waves waiting for health) gets its
-// status compared as usual.
-func (r *Reconciler) operationJustStarted(app *v1alpha1.Application) bool {
+// compareDeferral is how long a comparison of app at now waits for its
+// operation's result: the result write will carry the comparison of what
+// the operation synced, so comparing on the way would only cost work and a
+// write (a poll due meanwhile is taken when the operation is over). An
+// operation running for less than operationCompareGrace, counted from when
+// an operation worker of this process began it (begun), else from its
+// recorded start, is looked at again operationCompareDeferral later: most
+// syncs finish within the grace; a longer one (waves waiting for health)
+// gets its status compared as usual. A request this process made that
+// waits for an operation worker (known, begun zero: behind a long wave)
+// is looked at again every operationCompareGrace. A refresh never waits.
+func compareDeferral(app *v1alpha1.Application, refresh bool, begun time.Time, known bool, now time.Time) time.Duration {
 	state := app.Status.OperationState
-	if app.Operation == nil || state == nil || !isRunning(state.Phase) {
-		return false
+	if refresh || app.Operation == nil || state == nil || !isRunning(state.Phase) {
+		return 0
 	}
 	started := state.StartedAt.Time
-	if begun, ok := r.operationsBegun.Load(client.ObjectKeyFromObject(app)); ok && !begun.(time.Time).IsZero() {
-		started = begun.(time.Time)
+	if !begun.IsZero() {
+		started = begun
 	}
-	return r.now().Sub(started) < operationCompareGrace
-}
-
-// operationQueued reports whether app's operation is an auto-sync this
-// process requested and no operation worker has begun yet.
-func (r *Reconciler) operationQueued(app *v1alpha1.Application) bool {
-	state := app.Status.OperationState
-	if app.Operation == nil || state == nil || !isRunning(state.Phase) {
-		return false
+	switch {
+	case now.Sub(started) < operationCompareGrace:
+		return operationCompareDeferral
+	case known && begun.IsZero():
+		return operationCompareGrace
 	}
-	begun, ok := r.operationsBegun.Load(client.ObjectKeyFromObject(app))
-	return ok && begun.(time.Time).IsZero()
+	return 0
 }
 
 // statusWriteNeeded decides whether a comparison's outcome is written. Any

@@ -2,13 +2,13 @@ package application
 
 import (
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
+	"github.com/skiffcd/skiff/internal/syncmap"
 )
 
 var (
@@ -38,7 +38,7 @@ func init() {
 // appInfoLabels holds each app's current skiff_app_info label values by
 // namespace/name, so that a change replaces the app's one series without
 // scanning every app's (DeletePartialMatch made each comparison O(apps)).
-var appInfoLabels sync.Map
+var appInfoLabels syncmap.Map[string, []string]
 
 func observeReconcile(app *v1alpha1.Application, took time.Duration) {
 	reconcileSeconds.WithLabelValues(app.Namespace).Observe(took.Seconds())
@@ -48,8 +48,8 @@ func observeReconcile(app *v1alpha1.Application, took time.Duration) {
 	}
 	labels := []string{app.Name, app.Namespace, projectName(app),
 		string(app.Status.Sync.Status), string(app.Status.Health.Status), repo}
-	if prev, ok := appInfoLabels.Swap(app.Namespace+"/"+app.Name, labels); ok && !slices.Equal(prev.([]string), labels) {
-		appInfo.DeleteLabelValues(prev.([]string)...)
+	if prev, ok := appInfoLabels.Swap(app.Namespace+"/"+app.Name, labels); ok && !slices.Equal(prev, labels) {
+		appInfo.DeleteLabelValues(prev...)
 	}
 	appInfo.WithLabelValues(labels...).Set(1)
 }
@@ -67,7 +67,7 @@ func observeComparison(app *v1alpha1.Application, outcome string) {
 // forgetAppInfo drops the skiff_app_info series of a deleted app.
 func forgetAppInfo(namespace, name string) {
 	if prev, ok := appInfoLabels.LoadAndDelete(namespace + "/" + name); ok {
-		appInfo.DeleteLabelValues(prev.([]string)...)
+		appInfo.DeleteLabelValues(prev...)
 	}
 }
 

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
-	"strconv"
 	"strings"
 	"time"
 
@@ -41,7 +40,7 @@ func (r *Reconciler) reconcileOperation(ctx context.Context, req ctrl.Request) (
 	// The cache may still show an operation this worker has just finished:
 	// when it is older than this worker's last write of the app, confirm on
 	// the API server, one GET, before running anything.
-	if r.APIReader != nil && r.cacheOlderThanOurWrite(req.NamespacedName, app.ResourceVersion) {
+	if r.APIReader != nil && r.ourWrites.cacheOlder(req.NamespacedName, app.ResourceVersion) {
 		if err := r.APIReader.Get(ctx, req.NamespacedName, app); err != nil {
 			return ctrl.Result{}, client.IgnoreNotFound(err)
 		}
@@ -49,16 +48,21 @@ func (r *Reconciler) reconcileOperation(ctx context.Context, req ctrl.Request) (
 			return ctrl.Result{}, nil
 		}
 	}
-	// Comparisons wait for the result from now (operationJustStarted).
-	r.operationsBegun.Store(req.NamespacedName, r.now())
-	defer r.operationsBegun.Delete(req.NamespacedName)
+	// Comparisons wait for the result from now (compareDeferral).
+	r.operationStarts.begin(req.NamespacedName, r.now())
+	defer r.operationStarts.forget(req.NamespacedName)
 	state := app.Status.OperationState
-	if state != nil && state.Phase == v1alpha1.OperationTerminating {
-		return ctrl.Result{}, r.finishOperation(ctx, app, v1alpha1.OperationFailed, "Operation terminated", nil, nil)
-	}
 	var resumed *v1alpha1.SyncOperationResult
-	switch {
-	case state == nil || !isRunning(state.Phase) || !equalJSON(state.Operation, *app.Operation):
+	switch step, wait := nextOperationStep(app, r.now()); step {
+	case stepTerminate:
+		return ctrl.Result{}, r.finishOperation(ctx, app, v1alpha1.OperationFailed, "Operation terminated", nil, nil)
+	case stepWaitForRetry:
+		return ctrl.Result{RequeueAfter: wait}, nil
+	case stepRetry:
+		// The retry runs afresh.
+	case stepResume:
+		resumed = state.SyncResult // what an interrupted run recorded, if anything
+	case stepBegin:
 		orig := app.DeepCopy()
 		app.Status.OperationState = &v1alpha1.OperationState{
 			Operation: *app.Operation, Phase: v1alpha1.OperationRunning,
@@ -74,13 +78,6 @@ func (r *Reconciler) reconcileOperation(ctx context.Context, req ctrl.Request) (
 		if r.Recorder != nil {
 			r.Recorder.Eventf(app, nil, "Normal", eventReasonOperationStarted, "Sync", "Initiated sync to %s", targetRevision(app))
 		}
-	case state.FinishedAt != nil:
-		// A failed attempt: the retry runs afresh once its back-off is over.
-		if wait := retryDue(app).Sub(r.now()); wait > 0 {
-			return ctrl.Result{RequeueAfter: wait}, nil
-		}
-	default:
-		resumed = state.SyncResult // what an interrupted run recorded, if anything
 	}
 
 	runCtx, cancel := context.WithCancel(ctx)
@@ -315,75 +312,26 @@ func progressMessage(results []v1alpha1.ResourceResult) string {
 	return fmt.Sprintf("waiting for completion of hook %s and %d more hooks", running[0], len(running)-1)
 }
 
-// retryStrategy is how app's operation is retried when it fails: the
-// operation's own strategy, else syncPolicy.retry.
-func retryStrategy(app *v1alpha1.Application) v1alpha1.RetryStrategy {
-	retry := app.Operation.Retry
-	if app.Spec.SyncPolicy != nil && app.Spec.SyncPolicy.Retry != nil && retry.Limit == 0 {
-		retry = *app.Spec.SyncPolicy.Retry
-	}
-	return retry
-}
-
-// retryDue is when the retry of app's failed attempt may run: its back-off
-// after the attempt ended (retryOrFail recorded both).
-func retryDue(app *v1alpha1.Application) time.Time {
-	state := app.Status.OperationState
-	return state.FinishedAt.Add(backoff(retryStrategy(app).Backoff, max(state.RetryCount-1, 0)))
-}
-
-// retryOrFail retries per the retry strategy or records the failure. A
-// retry is recorded with the attempt's end (finishedAt) while the phase
-// stays Running: retryDue counts its back-off from there, whatever wakes
-// the operation worker before (a write of the app, a restart).
+// retryOrFail retries per the retry strategy (retryAfterFailure) or
+// records the failure. A retry is recorded with the attempt's end
+// (finishedAt) while the phase stays Running: retryDue counts its back-off
+// from there, whatever wakes the operation worker before (a write of the
+// app, a restart).
 func (r *Reconciler) retryOrFail(ctx context.Context, app *v1alpha1.Application, phase v1alpha1.OperationPhase, message string, result *v1alpha1.SyncOperationResult) (ctrl.Result, error) {
-	retry := retryStrategy(app)
+	now := r.now()
+	due, retry := retryAfterFailure(app, now)
+	if !retry {
+		return ctrl.Result{}, r.finishOperation(ctx, app, phase, message, result, nil)
+	}
+	orig := app.DeepCopy()
 	state := app.Status.OperationState // recorded when the operation started
-	count := state.RetryCount
-	if retry.Limit < 0 || count < retry.Limit {
-		orig := app.DeepCopy()
-		now := r.now()
-		state.RetryCount, state.FinishedAt, state.SyncResult = count+1, &metav1.Time{Time: now}, result
-		due := retryDue(app)
-		state.Message = fmt.Sprintf("%s. Retrying attempt #%d at %s.", message, count+1, due.Format(time.Kitchen))
-		if err := r.Client.Patch(ctx, app, client.MergeFrom(orig)); err != nil {
-			return ctrl.Result{}, fmt.Errorf("recording the retry: %w", err)
-		}
-		r.wrote(app)
-		return ctrl.Result{RequeueAfter: due.Sub(now)}, nil
+	state.RetryCount, state.FinishedAt, state.SyncResult = state.RetryCount+1, &metav1.Time{Time: now}, result
+	state.Message = fmt.Sprintf("%s. Retrying attempt #%d at %s.", message, state.RetryCount, due.Format(time.Kitchen))
+	if err := r.Client.Patch(ctx, app, client.MergeFrom(orig)); err != nil {
+		return ctrl.Result{}, fmt.Errorf("recording the retry: %w", err)
 	}
-	return ctrl.Result{}, r.finishOperation(ctx, app, phase, message, result, nil)
-}
-
-// backoff is Argo CD's retry back-off: duration × factor^attempt, capped.
-func backoff(b *v1alpha1.Backoff, attempt int64) time.Duration {
-	d, factor, maxD := 5*time.Second, int64(2), 3*time.Minute
-	if b != nil {
-		if v, ok := parseDuration(b.Duration); ok {
-			d = v
-		}
-		if b.Factor != nil {
-			factor = *b.Factor
-		}
-		if v, ok := parseDuration(b.MaxDuration); ok {
-			maxD = v
-		}
-	}
-	for i := int64(0); i < attempt && d < maxD; i++ {
-		d *= time.Duration(factor)
-	}
-	return min(d, maxD)
-}
-
-func parseDuration(s string) (time.Duration, bool) {
-	if s == "" {
-		return 0, false
-	}
-	if n, err := strconv.Atoi(s); err == nil {
-		return time.Duration(n) * time.Second, true
-	}
-	d, err := time.ParseDuration(s)
-	return d, err == nil
+	r.wrote(app)
+	return ctrl.Result{RequeueAfter: due.Sub(now)}, nil
 }
 
 // finishOperation records the outcome, appends history on success and
@@ -458,37 +406,7 @@ func (r *Reconciler) finishOperation(ctx context.Context, app *v1alpha1.Applicat
 // wrote remembers the resourceVersion of the operation worker's latest
 // write of app (the patch response sets it).
 func (r *Reconciler) wrote(app *v1alpha1.Application) {
-	r.ourWrites.Store(client.ObjectKeyFromObject(app), app.ResourceVersion)
-}
-
-// cacheOlderThanOurWrite reports whether a cached Application at
-// resourceVersion cached predates the operation worker's latest write of
-// it, which may have finished the operation the cached copy still shows.
-// Once the cache has caught up the record is dropped. Without a record
-// (none since start) the cache, filled by a LIST after start, is current.
-func (r *Reconciler) cacheOlderThanOurWrite(key client.ObjectKey, cached string) bool {
-	v, ok := r.ourWrites.Load(key)
-	if !ok {
-		return false
-	}
-	if atLeastVersion(cached, v.(string)) {
-		r.ourWrites.CompareAndDelete(key, v)
-		return false
-	}
-	return true
-}
-
-// atLeastVersion reports whether resourceVersion got is want or later.
-// Resource versions are opaque strings; when both are integers (etcd's
-// revisions, which the API server uses) a larger one is later, otherwise
-// only equality counts.
-func atLeastVersion(got, want string) bool {
-	if got == want {
-		return true
-	}
-	g, err1 := strconv.ParseUint(got, 10, 64)
-	w, err2 := strconv.ParseUint(want, 10, 64)
-	return err1 == nil && err2 == nil && g > w
+	r.ourWrites.wrote(client.ObjectKeyFromObject(app), app.ResourceVersion)
 }
 
 func revisionOf(r *v1alpha1.SyncOperationResult) string {

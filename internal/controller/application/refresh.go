@@ -24,10 +24,8 @@ func (r *Reconciler) RefreshApps(ctx context.Context, repoURL string, apps []str
 	}
 	for _, name := range apps {
 		r.requestRefresh(name)
-		select {
-		case r.liveChanges <- appEvent(r.Namespace, name):
-		case <-ctx.Done():
-			return fmt.Errorf("refreshing application %s: %w", name, ctx.Err())
+		if err := r.compareNow.send(ctx, r.Namespace, name); err != nil {
+			return fmt.Errorf("refreshing application %s: %w", name, err)
 		}
 	}
 	return nil

@@ -204,10 +204,12 @@ func TestPhaseChangeTriggersComparison(t *testing.T) {
 	}
 }
 
-// Event-driven comparisons wait for an operation only in its first seconds.
-func TestOperationJustStarted(t *testing.T) {
+// Event-driven comparisons wait for an operation only in its first
+// seconds; an auto-sync this process requested waits for an operation
+// worker however long the queue, and once a worker begins it, the grace
+// counts from then.
+func TestCompareDeferral(t *testing.T) {
 	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
-	r := &Reconciler{Now: func() time.Time { return now }}
 	app := func(op bool, phase v1alpha1.OperationPhase, age time.Duration) *v1alpha1.Application {
 		a := &v1alpha1.Application{}
 		if op {
@@ -218,64 +220,38 @@ func TestOperationJustStarted(t *testing.T) {
 		}
 		return a
 	}
-	cases := map[string]struct {
-		app  *v1alpha1.Application
-		want bool
-	}{
-		"an operation started a second ago":       {app: app(true, v1alpha1.OperationRunning, time.Second), want: true},
-		"an operation running for a minute":       {app: app(true, v1alpha1.OperationRunning, time.Minute), want: false},
-		"no operation":                            {app: app(false, "", 0), want: false},
-		"a finished operation":                    {app: app(false, v1alpha1.OperationSucceeded, time.Second), want: false},
-		"an operation requested, not yet started": {app: app(true, "", 0), want: false},
-	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			if got := r.operationJustStarted(tc.app); got != tc.want {
-				t.Errorf("operationJustStarted = %v, want %v", got, tc.want)
-			}
-		})
-	}
-}
-
-// An auto-sync this process requested waits for an operation worker
-// however long the queue; once a worker begins it, the grace counts from then.
-func TestOperationQueued(t *testing.T) {
-	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
 	running := func(requested time.Duration) *v1alpha1.Application {
-		return &v1alpha1.Application{
-			ObjectMeta: metav1.ObjectMeta{Namespace: "argocd", Name: "a"},
-			Operation:  &v1alpha1.Operation{Sync: &v1alpha1.SyncOperation{}},
-			Status: v1alpha1.ApplicationStatus{OperationState: &v1alpha1.OperationState{
-				Phase: v1alpha1.OperationRunning, StartedAt: metav1.NewTime(now.Add(-requested))}},
-		}
+		return app(true, v1alpha1.OperationRunning, requested)
 	}
+	queued := ptr.To(time.Duration(-1))
 	cases := map[string]struct {
-		app                *v1alpha1.Application
-		begun              *time.Duration // ago; nil: not requested by this process
-		wantQueued, wantJS bool
+		app     *v1alpha1.Application
+		refresh bool
+		begun   *time.Duration // ago; queued: requested, not begun; nil: not requested by this process
+		want    time.Duration
 	}{
-		"a request a minute old, still queued, waits":                {app: running(time.Minute), begun: ptr.To(time.Duration(-1)), wantQueued: true},
-		"a request a minute old that a worker began a second ago":    {app: running(time.Minute), begun: ptr.To(time.Second), wantJS: true},
+		"an operation started a second ago":                          {app: running(time.Second), want: operationCompareDeferral},
+		"an operation running for a minute":                          {app: running(time.Minute)},
+		"no operation":                                               {app: app(false, "", 0)},
+		"a finished operation":                                       {app: app(false, v1alpha1.OperationSucceeded, time.Second)},
+		"an operation requested, not yet started":                    {app: app(true, "", 0)},
+		"a terminating operation started a second ago":               {app: app(true, v1alpha1.OperationTerminating, time.Second), want: operationCompareDeferral},
+		"a request a minute old, still queued, waits":                {app: running(time.Minute), begun: queued, want: operationCompareGrace},
+		"a request a second old, still queued, waits the deferral":   {app: running(time.Second), begun: queued, want: operationCompareDeferral},
+		"a request a minute old that a worker began a second ago":    {app: running(time.Minute), begun: ptr.To(time.Second), want: operationCompareDeferral},
 		"a request a minute old that a worker began a minute ago":    {app: running(time.Minute), begun: ptr.To(time.Minute)},
-		"an operation not requested here counts from its start":      {app: running(time.Second), wantJS: true},
-		"an old operation not requested here is compared as usual":   {app: running(time.Minute)},
-		"a finished operation is not queued though recorded as such": {app: &v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Namespace: "argocd", Name: "a"}}, begun: ptr.To(time.Duration(-1))},
+		"a finished operation is not queued though recorded as such": {app: app(false, "", 0), begun: queued},
+		"a refresh never waits, even for an operation just started":  {app: running(time.Second), refresh: true},
+		"a refresh never waits for a queued request":                 {app: running(time.Minute), begun: queued, refresh: true},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			r := &Reconciler{Now: func() time.Time { return now }}
-			if tc.begun != nil {
-				at := time.Time{} // queued
-				if *tc.begun >= 0 {
-					at = now.Add(-*tc.begun)
-				}
-				r.operationsBegun.Store(client.ObjectKeyFromObject(tc.app), at)
+			var begun time.Time
+			if tc.begun != nil && *tc.begun >= 0 {
+				begun = now.Add(-*tc.begun)
 			}
-			if got := r.operationQueued(tc.app); got != tc.wantQueued {
-				t.Errorf("operationQueued = %v, want %v", got, tc.wantQueued)
-			}
-			if got := r.operationJustStarted(tc.app); got != tc.wantJS {
-				t.Errorf("operationJustStarted = %v, want %v", got, tc.wantJS)
+			if got := compareDeferral(tc.app, tc.refresh, begun, tc.begun != nil, now); got != tc.want {
+				t.Errorf("compareDeferral = %s, want %s", got, tc.want)
 			}
 		})
 	}
@@ -306,19 +282,19 @@ func TestAtLeastVersion(t *testing.T) {
 func TestCacheOlderThanOurWrite(t *testing.T) {
 	r := &Reconciler{}
 	key := client.ObjectKey{Namespace: "argocd", Name: "guestbook"}
-	if r.cacheOlderThanOurWrite(key, "10") {
+	if r.ourWrites.cacheOlder(key, "10") {
 		t.Error("without a write of ours the cache counts as current")
 	}
 	app := &v1alpha1.Application{}
 	app.Namespace, app.Name, app.ResourceVersion = key.Namespace, key.Name, "20"
 	r.wrote(app)
-	if !r.cacheOlderThanOurWrite(key, "19") {
+	if !r.ourWrites.cacheOlder(key, "19") {
 		t.Error("a cached copy older than our write counts as current")
 	}
-	if r.cacheOlderThanOurWrite(key, "20") {
+	if r.ourWrites.cacheOlder(key, "20") {
 		t.Error("a cached copy at our write counts as stale")
 	}
-	if _, kept := r.ourWrites.Load(key); kept {
+	if _, kept := r.ourWrites.versions.Load(key); kept {
 		t.Error("the record outlived the cache catching up")
 	}
 }

@@ -192,11 +192,7 @@ func (p *pass) blueGreenAnalysis(ctx context.Context, current map[rollout.RunTyp
 	st := p.status
 	switched := st.BlueGreen.ActiveSelector == p.hash
 	if bg.PrePromotionAnalysis != nil && !switched && st.BlueGreen.ActiveSelector != "" {
-		previewReplicas := p.replicas
-		if bg.PreviewReplicaCount != nil {
-			previewReplicas = min(*bg.PreviewReplicaCount, p.replicas)
-		}
-		if current[rollout.RunTypePrePromotion] != nil || saturated(p.newRS, previewReplicas) {
+		if current[rollout.RunTypePrePromotion] != nil || saturated(p.newRS, rollout.PreviewReplicas(bg, p.replicas)) {
 			if err := p.ensureRun(ctx, current, rollout.RunTypePrePromotion, 0, bg.PrePromotionAnalysis, "spec.strategy.blueGreen.prePromotionAnalysis"); err != nil {
 				return err
 			}

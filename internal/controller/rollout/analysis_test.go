@@ -265,7 +265,7 @@ func TestCanaryInconclusiveBackgroundAnalysisPausesUntilPromoted(t *testing.T) {
 
 	hash := setImage(t, c, ro, "argoproj/rollouts-demo:yellow")
 	paused := waitFor(t, c, ro, "the inconclusive pause", func(ro *v1alpha1.Rollout) bool {
-		return pauseCondition(&ro.Status, v1alpha1.PauseReasonInconclusiveAnalysis) != nil
+		return rollout.FindPause(&ro.Status, v1alpha1.PauseReasonInconclusiveAnalysis) != nil
 	})
 	runName := "canary-demo-" + hash + "-2"
 	if s := paused.Status.Canary.CurrentBackgroundAnalysisRunStatus; s == nil || s.Name != runName || s.Status != v1alpha1.AnalysisPhaseInconclusive {
@@ -277,9 +277,10 @@ func TestCanaryInconclusiveBackgroundAnalysisPausesUntilPromoted(t *testing.T) {
 	if paused.Status.Phase != v1alpha1.RolloutPhasePaused {
 		t.Errorf("phase %s, want Paused", paused.Status.Phase)
 	}
-	// The pause step's 1 s passes, but the inconclusive analysis holds the
-	// canary at its step.
-	time.Sleep(2 * time.Second)
+	// The inconclusive analysis holds the canary at its step, past the
+	// pause step's 1 s: rollout.PlanCanaryProgress decides so ("an
+	// Inconclusive analysis holds the canary at a pause step past its
+	// duration"); here the pass that paused it holds it.
 	held := waitFor(t, c, ro, "still paused", phaseIs(v1alpha1.RolloutPhasePaused))
 	if step := ptr.Deref(held.Status.CurrentStepIndex, -1); step != 1 || held.Status.StableRS == hash {
 		t.Errorf("step %d stable %s while the analysis was inconclusive, want step 1 and the old stable", step, held.Status.StableRS)

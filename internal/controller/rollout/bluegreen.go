@@ -4,7 +4,6 @@ import (
 	"context"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/utils/ptr"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
@@ -14,31 +13,47 @@ import (
 // syncBlueGreen runs the new revision beside the active one, sends preview
 // traffic to it, pauses when asked to, switches the active Service once the
 // new pods are all available, and scales the old revision down after
-// scaleDownDelaySeconds. An abort keeps (or puts) the active Service on the
-// stable revision and scales the new one down after
-// abortScaleDownDelaySeconds.
+// scaleDownDelaySeconds (rollout.PlanBlueGreen decides, this executes). An
+// abort keeps (or puts) the active Service on the stable revision and
+// scales the new one down after abortScaleDownDelaySeconds.
 func (p *pass) syncBlueGreen(ctx context.Context) error {
-	bg := p.ro.Spec.Strategy.BlueGreen
 	st := p.status
-	activeHash := p.active.Spec.Selector[rollout.PodTemplateHashLabel]
 	if st.Abort && st.StableRS != "" && st.StableRS != p.hash {
 		return p.abortBlueGreen(ctx)
 	}
+	// The new revision is not going down (an abort may have said so).
 	if err := p.setAnnotation(ctx, p.newRS, AnnotationScaleDownDeadline, ""); err != nil {
 		return err
 	}
-	// Without an active revision of ours there is nothing to protect: the
-	// first revision (and one that follows a broken selector) goes live as
-	// soon as it is available, without a pause; so does a rollback within
-	// the rollbackWindow.
-	fastTrack := p.rsByHash(activeHash) == nil || activeHash == p.hash || p.rollbackWithinWindow()
-	promote := fastTrack || (p.blueGreenPause() && !p.gate.prePromotionBlocked)
-
-	want := p.replicas
-	if !promote && bg.PreviewReplicaCount != nil {
-		want = min(*bg.PreviewReplicaCount, p.replicas)
+	activeHash := p.active.Spec.Selector[rollout.PodTemplateHashLabel]
+	step := rollout.PlanBlueGreen(rollout.BlueGreenInput{
+		Strategy:               p.ro.Spec.Strategy.BlueGreen,
+		Replicas:               p.replicas,
+		Paused:                 p.ro.Spec.Paused,
+		Status:                 st,
+		Hash:                   p.hash,
+		ActiveHash:             activeHash,
+		ActiveOurs:             p.rsByHash(activeHash) != nil,
+		RollbackWithinWindow:   p.rollbackWithinWindow(),
+		New:                    *counts(p.newRS),
+		MinReadySecondsChanged: p.newRS.Spec.MinReadySeconds != p.ro.Spec.MinReadySeconds,
+		PrePromotionBlocked:    p.gate.prePromotionBlocked,
+		PostPromotionPending:   p.gate.postPromotionPending,
+		Now:                    p.now,
+	})
+	switch step.Pause {
+	case rollout.PauseAdded:
+		p.addPause(v1alpha1.PauseReasonBlueGreenPause)
+	case rollout.PauseRemoved:
+		rollout.RemovePause(st, v1alpha1.PauseReasonBlueGreenPause)
+		if step.Resumed {
+			p.event("RolloutResumed", "Rollout resumed after autoPromotionSeconds")
+		}
 	}
-	if err := p.scale(ctx, p.newRS, want); err != nil {
+	if step.Requeue {
+		p.requeueAfter(step.RequeueAfter)
+	}
+	if err := p.scale(ctx, p.newRS, step.NewReplicas); err != nil {
 		return err
 	}
 	if err := p.switchService(ctx, p.preview, p.hash); err != nil {
@@ -48,127 +63,61 @@ func (p *pass) syncBlueGreen(ctx context.Context) error {
 	if p.preview != nil {
 		st.BlueGreen.PreviewSelector = p.hash
 	}
-
-	if activeHash != p.hash && promote && !p.ro.Spec.Paused && saturated(p.newRS, p.replicas) {
-		if old := p.rsByHash(activeHash); old != nil {
-			delay := time.Duration(ptr.Deref(bg.ScaleDownDelaySeconds, defaultScaleDownDelaySeconds)) * time.Second
-			if err := p.setAnnotation(ctx, old, AnnotationScaleDownDeadline, p.now.Add(delay).UTC().Format(time.RFC3339)); err != nil {
+	if step.Switch {
+		if !step.OldActiveDeadline.IsZero() {
+			if err := p.setAnnotation(ctx, p.rsByHash(activeHash), AnnotationScaleDownDeadline, step.OldActiveDeadline.UTC().Format(time.RFC3339)); err != nil {
 				return err
 			}
 		}
 		if err := p.switchService(ctx, p.active, p.hash); err != nil {
 			return err
 		}
-		activeHash = p.hash
 	}
-	st.BlueGreen.ActiveSelector = activeHash
-
-	// With postPromotionAnalysis the old revision stays stable (and up)
-	// until the analysis passes; if it fails, the abort switches back to it.
-	if activeHash == p.hash && saturated(p.newRS, p.replicas) && st.StableRS != p.hash && !p.gate.postPromotionPending {
+	st.BlueGreen.ActiveSelector = step.ActiveSelector
+	if step.MarkStable {
 		st.StableRS = p.hash
 		st.PauseConditions = nil
 		st.ControllerPause = false
 	}
+	return p.scaleDownBlueGreen(ctx)
+}
 
-	// The active revision stays at full size until the switch; every other
-	// old revision goes away, the one just switched from after its delay.
-	// scaleDownDelayRevisionLimit bounds how many old revisions wait out
-	// their delay up: the newest ones do, the older go down at once.
-	beyondLimit := map[*appsv1.ReplicaSet]bool{}
-	if limit := bg.ScaleDownDelayRevisionLimit; limit != nil {
-		var waiting int32
-		for i := len(p.allRS) - 1; i >= 0; i-- { // newest first
-			rs := p.allRS[i]
-			hash := rs.Labels[rollout.PodTemplateHashLabel]
-			if rs == p.newRS || hash == activeHash || hash == st.StableRS ||
-				rs.Annotations[AnnotationScaleDownDeadline] == "" || specReplicas(rs) == 0 {
-				continue
-			}
-			waiting++
-			beyondLimit[rs] = waiting > *limit
+// scaleDownBlueGreen sizes the ReplicaSets other than the new one
+// (rollout.BlueGreenScaleDown), once the step has switched.
+func (p *pass) scaleDownBlueGreen(ctx context.Context) error {
+	st := p.status
+	replicaSets := make([]rollout.BlueGreenReplicaSet, len(p.allRS))
+	for i, rs := range p.allRS {
+		replicaSets[i] = rollout.BlueGreenReplicaSet{
+			Hash: rs.Labels[rollout.PodTemplateHashLabel], Replicas: specReplicas(rs), New: rs == p.newRS,
+			HasDeadline: rs.Annotations[AnnotationScaleDownDeadline] != "",
 		}
 	}
-	for _, rs := range p.allRS {
-		hash := rs.Labels[rollout.PodTemplateHashLabel]
-		switch {
-		case beyondLimit[rs]:
-			if err := p.scale(ctx, rs, 0); err != nil {
-				return err
+	scales := rollout.BlueGreenScaleDown(replicaSets, st.BlueGreen.ActiveSelector, st.StableRS, p.ro.Spec.Strategy.BlueGreen.ScaleDownDelayRevisionLimit)
+	for i, rs := range p.allRS {
+		var err error
+		switch scales[i] {
+		case rollout.LeaveToStep:
+		case rollout.ScaleDownBeyondLimit:
+			if err = p.scale(ctx, rs, 0); err == nil {
+				err = p.setAnnotation(ctx, rs, AnnotationScaleDownDeadline, "")
 			}
-			if err := p.setAnnotation(ctx, rs, AnnotationScaleDownDeadline, ""); err != nil {
-				return err
+		case rollout.KeepActive:
+			if err = p.setAnnotation(ctx, rs, AnnotationScaleDownDeadline, ""); err == nil {
+				err = p.scale(ctx, rs, p.replicas)
 			}
-		case rs == p.newRS:
-		case hash == activeHash:
-			if err := p.setAnnotation(ctx, rs, AnnotationScaleDownDeadline, ""); err != nil {
-				return err
-			}
-			if err := p.scale(ctx, rs, p.replicas); err != nil {
-				return err
-			}
-		case hash == st.StableRS:
-			if err := p.scale(ctx, rs, p.replicas); err != nil {
-				return err
-			}
-		case rs.Annotations[AnnotationScaleDownDeadline] != "":
-			if err := p.scaleDownAfter(ctx, rs, 0); err != nil {
-				return err
-			}
-		default:
-			if err := p.scale(ctx, rs, 0); err != nil {
-				return err
-			}
+		case rollout.KeepStable:
+			err = p.scale(ctx, rs, p.replicas)
+		case rollout.ScaleDownAtDeadline:
+			err = p.scaleDownAfter(ctx, rs, 0)
+		case rollout.ScaleDown:
+			err = p.scale(ctx, rs, 0)
+		}
+		if err != nil {
+			return err
 		}
 	}
 	return nil
-}
-
-// blueGreenPause manages the BlueGreenPause condition and says whether the
-// new revision may be promoted. Without autoPromotionEnabled=false or
-// autoPromotionSeconds it always may. Otherwise the rollout pauses once the
-// preview pods are ready, and goes on when the pause is cleared (promote),
-// when autoPromotionSeconds have passed, or on promote --full.
-func (p *pass) blueGreenPause() bool {
-	bg := p.ro.Spec.Strategy.BlueGreen
-	st := p.status
-	if st.PromoteFull {
-		removePause(st, v1alpha1.PauseReasonBlueGreenPause)
-		return true
-	}
-	auto := ptr.Deref(bg.AutoPromotionEnabled, true)
-	if auto && bg.AutoPromotionSeconds == 0 {
-		return true
-	}
-	cond := pauseCondition(st, v1alpha1.PauseReasonBlueGreenPause)
-	if cond == nil && st.ControllerPause {
-		return true // the pause this controller set was cleared: promoted
-	}
-	if cond != nil {
-		if auto {
-			deadline := cond.StartTime.Add(time.Duration(bg.AutoPromotionSeconds) * time.Second)
-			if wait := deadline.Sub(p.now); wait > 0 {
-				p.requeueAfter(wait)
-				return false
-			}
-			removePause(st, v1alpha1.PauseReasonBlueGreenPause)
-			p.event("RolloutResumed", "Rollout resumed after autoPromotionSeconds")
-			return true
-		}
-		return false
-	}
-	previewReplicas := p.replicas
-	if bg.PreviewReplicaCount != nil {
-		previewReplicas = min(*bg.PreviewReplicaCount, p.replicas)
-	}
-	if p.ro.Spec.Paused || !saturated(p.newRS, previewReplicas) {
-		return false
-	}
-	p.addPause(v1alpha1.PauseReasonBlueGreenPause)
-	if auto {
-		p.requeueAfter(time.Duration(bg.AutoPromotionSeconds) * time.Second)
-	}
-	return false
 }
 
 // abortBlueGreen puts the active and preview Services back on the stable
@@ -213,31 +162,9 @@ func (p *pass) abortBlueGreen(ctx context.Context) error {
 	return nil
 }
 
-func pauseCondition(st *v1alpha1.RolloutStatus, reason v1alpha1.PauseReason) *v1alpha1.PauseCondition {
-	for i := range st.PauseConditions {
-		if st.PauseConditions[i].Reason == reason {
-			return &st.PauseConditions[i]
-		}
-	}
-	return nil
-}
-
-func removePause(st *v1alpha1.RolloutStatus, reason v1alpha1.PauseReason) {
-	kept := st.PauseConditions[:0]
-	for _, c := range st.PauseConditions {
-		if c.Reason != reason {
-			kept = append(kept, c)
-		}
-	}
-	st.PauseConditions = kept
-	if len(kept) == 0 {
-		st.PauseConditions = nil
-	}
-}
-
 // addPause pauses the rollout for reason, as the controller (not the user).
 func (p *pass) addPause(reason v1alpha1.PauseReason) {
-	if pauseCondition(p.status, reason) != nil {
+	if rollout.FindPause(p.status, reason) != nil {
 		return
 	}
 	p.status.PauseConditions = append(p.status.PauseConditions, v1alpha1.PauseCondition{Reason: reason, StartTime: p.metaNow()})

@@ -18,26 +18,21 @@ import (
 
 // syncCanary sizes the canary and stable ReplicaSets for the current step
 // (or sets the weight on the traffic routers), runs the steps, and makes
-// the new revision stable once the steps are done and its pods available.
+// the new revision stable once the steps are done and its pods available:
+// rollout.StartCanary, rollout.CanaryReplicas and rollout.PlanCanaryProgress
+// decide, this executes.
 func (p *pass) syncCanary(ctx context.Context) error {
 	canary := p.ro.Spec.Strategy.Canary
 	st := p.status
-	stepCount := int32(len(canary.Steps))
-	if st.PromoteFull && stepCount > 0 {
-		st.CurrentStepIndex = ptr.To(stepCount)
+	start := rollout.StartCanary(canary.Steps, st, p.hash)
+	if start.StepIndex != nil {
+		st.CurrentStepIndex = start.StepIndex
 		st.PauseConditions = nil
 		st.ControllerPause = false
 	}
-	isStable := st.StableRS == p.hash
 	stableRS := p.rsByHash(st.StableRS)
-	if isStable {
+	if start.IsStable {
 		stableRS = nil
-	}
-	aborted := st.Abort && !isStable
-	if aborted && stepCount > 0 {
-		st.CurrentStepIndex = ptr.To[int32](0)
-		st.PauseConditions = nil
-		st.ControllerPause = false
 	}
 
 	routers, routed, err := p.trafficRouters(ctx)
@@ -50,22 +45,16 @@ func (p *pass) syncCanary(ctx context.Context) error {
 		return err
 	}
 
-	weight := rollout.DesiredWeight(canary.Steps, st.CurrentStepIndex, aborted)
-	if isStable || st.StableRS == "" {
-		// The stable Service selects (or, on the first revision, will
-		// select) the new pods: the canary gets no traffic of its own.
-		weight = 0
-	}
 	in := rollout.CanaryInput{
 		Replicas:               p.replicas,
-		Weight:                 weight,
+		Weight:                 start.Weight,
 		SetCanaryScale:         rollout.CurrentSetCanaryScale(canary.Steps, st.CurrentStepIndex),
 		MaxSurge:               canary.MaxSurge,
 		MaxUnavailable:         canary.MaxUnavailable,
 		Canary:                 counts(p.newRS),
 		Stable:                 counts(stableRS),
 		Others:                 others,
-		Aborted:                aborted,
+		Aborted:                start.Aborted,
 		Steps:                  canary.Steps,
 		TrafficRouted:          routed,
 		DynamicStableScale:     canary.DynamicStableScale,
@@ -80,117 +69,43 @@ func (p *pass) syncCanary(ctx context.Context) error {
 	if err := p.setAnnotation(ctx, stableRS, AnnotationScaleDownDeadline, ""); err != nil {
 		return err
 	}
-	if err := p.scaleCanary(ctx, stableRS, aborted, wantCanary); err != nil {
-		return err
-	}
-	// Traffic moves to the canary only once its pods are available to take
-	// it; it moves back at once, or after an abort with dynamicStableScale
-	// as fast as stable pods become available to take it.
-	routedWeight := weight
-	switch {
-	case aborted:
-		routedWeight = rollout.AbortTrafficWeight(in)
-	case routed && available(p.newRS) < wantCanary:
-		current := int32(0)
-		if w := st.Canary.Weights; w != nil {
-			current = w.Canary.Weight
-		}
-		routedWeight = min(weight, current)
-	}
-	if err := p.setWeight(ctx, routers, routedWeight, stableRS); err != nil {
+	if err := p.scaleCanary(ctx, stableRS, start.Aborted, wantCanary); err != nil {
 		return err
 	}
 
-	// An Inconclusive analysis holds the canary where it is until a promote.
-	heldByAnalysis := pauseCondition(st, v1alpha1.PauseReasonInconclusiveAnalysis) != nil
-	if !aborted && !isStable && !p.ro.Spec.Paused && !heldByAnalysis {
-		scaled := in // with the counts after this pass's scaling
-		scaled.Canary, scaled.Stable = counts(p.newRS), counts(stableRS)
-		p.runStep(routedWeight == weight && rollout.AtDesiredCounts(scaled, wantCanary, wantStable))
+	progress := rollout.PlanCanaryProgress(rollout.CanaryProgressInput{
+		Start: start, Status: st, Hash: p.hash, Paused: p.ro.Spec.Paused,
+		Replicas: in, WantCanary: wantCanary, WantStable: wantStable,
+		// The counts after this pass's scaling.
+		Canary: counts(p.newRS), Stable: counts(stableRS),
+		StepAnalysisSucceeded: p.gate.stepSucceeded,
+		Now:                   p.now,
+	})
+	if err := p.setWeight(ctx, routers, progress.RoutedWeight, stableRS); err != nil {
+		return err
 	}
-
-	if !aborted && !isStable && !heldByAnalysis && stepDone(st.CurrentStepIndex, stepCount) && saturated(p.newRS, p.replicas) {
+	if progress.Pause == rollout.PauseAdded {
+		p.addPause(v1alpha1.PauseReasonCanaryPauseStep)
+	}
+	if progress.StepCompleted {
+		index := *st.CurrentStepIndex
+		rollout.RemovePause(st, v1alpha1.PauseReasonCanaryPauseStep)
+		st.ControllerPause = false
+		st.CurrentStepIndex = ptr.To(index + 1)
+		p.event("RolloutStepCompleted", "Rollout step %d/%d completed (%s)", index+1, len(canary.Steps), stepString(canary.Steps[index]))
+	}
+	if progress.MarkStable {
 		st.StableRS = p.hash
 		st.PauseConditions = nil
 		st.ControllerPause = false
-		p.requeueAfter(0) // the old stable goes down on the next pass
 	}
-
-	// After an abort the canary Service goes back to the stable pods too, so
-	// nothing that reaches it lands on a revision scaled to zero; with
-	// dynamicStableScale only once the router sends it nothing, as the
-	// stable pods are not yet there to take its traffic.
-	canaryTarget := p.hash
-	if aborted && st.StableRS != "" && (!canary.DynamicStableScale || routedWeight == 0) {
-		canaryTarget = st.StableRS
+	if progress.Requeue {
+		p.requeueAfter(progress.RequeueAfter)
 	}
-	if err := p.switchService(ctx, p.canarySvc, canaryTarget); err != nil {
+	if err := p.switchService(ctx, p.canarySvc, progress.CanaryServiceTarget); err != nil {
 		return err
 	}
 	return p.switchService(ctx, p.stableSvc, st.StableRS)
-}
-
-// runStep advances the current step when it is complete: a setWeight or
-// setCanaryScale once the ReplicaSets are at their target, a pause when its
-// duration has passed or it was promoted, an analysis step when its
-// AnalysisRun succeeded.
-func (p *pass) runStep(atTarget bool) {
-	canary := p.ro.Spec.Strategy.Canary
-	st := p.status
-	stepCount := int32(len(canary.Steps))
-	if st.CurrentStepIndex == nil || *st.CurrentStepIndex >= stepCount {
-		return
-	}
-	index := *st.CurrentStepIndex
-	step := canary.Steps[index]
-	done := false
-	switch {
-	case step.Pause != nil:
-		done = p.pauseStepDone(step.Pause)
-	case step.SetWeight != nil, step.SetCanaryScale != nil:
-		done = atTarget
-	case step.Analysis != nil:
-		done = p.gate.stepSucceeded
-	default:
-		done = true
-	}
-	if !done {
-		return
-	}
-	removePause(st, v1alpha1.PauseReasonCanaryPauseStep)
-	st.ControllerPause = false
-	st.CurrentStepIndex = ptr.To(index + 1)
-	p.event("RolloutStepCompleted", "Rollout step %d/%d completed (%s)", index+1, stepCount, stepString(step))
-	p.requeueAfter(0)
-}
-
-// pauseStepDone manages the CanaryPauseStep condition of a pause step.
-func (p *pass) pauseStepDone(pause *v1alpha1.RolloutPause) bool {
-	st := p.status
-	cond := pauseCondition(st, v1alpha1.PauseReasonCanaryPauseStep)
-	if cond == nil && st.ControllerPause {
-		return true // promoted
-	}
-	d, indefinite, _ := rollout.PauseDuration(pause) // validated before
-	if cond == nil {
-		p.addPause(v1alpha1.PauseReasonCanaryPauseStep)
-		if !indefinite {
-			p.requeueAfter(d)
-		}
-		return false
-	}
-	if indefinite {
-		return false
-	}
-	if wait := cond.StartTime.Add(d).Sub(p.now); wait > 0 {
-		p.requeueAfter(wait)
-		return false
-	}
-	return true
-}
-
-func stepDone(index *int32, stepCount int32) bool {
-	return index == nil || *index >= stepCount
 }
 
 // scaleCanary sizes the canary ReplicaSet. After an abort of a

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
+	"github.com/skiffcd/skiff/internal/rollout"
 )
 
 // startCanary creates the canary of testdata/canary.yml with its Services,
@@ -84,7 +85,7 @@ func TestCanaryStepsSplitReplicasAndPromote(t *testing.T) {
 	// The pause ends 2 s after its start as written (to the second, as
 	// Argo Rollouts writes it), which can be up to a second before the
 	// pass that paused, and the pause is seen a poll after that.
-	cond := pauseCondition(&timed.Status, v1alpha1.PauseReasonCanaryPauseStep)
+	cond := rollout.FindPause(&timed.Status, v1alpha1.PauseReasonCanaryPauseStep)
 	if cond == nil {
 		t.Fatalf("paused at step 3 without a CanaryPauseStep condition: %s", describe(timed))
 	}

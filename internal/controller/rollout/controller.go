@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"sync"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -34,6 +33,7 @@ import (
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
 	"github.com/skiffcd/skiff/internal/rollout"
+	"github.com/skiffcd/skiff/internal/syncmap"
 )
 
 // Annotations Argo Rollouts writes and its tools read.
@@ -82,9 +82,9 @@ type Reconciler struct {
 
 	// replicaSets reads the cache of the ReplicaSets Rollouts made.
 	replicaSets client.Reader
-	// templateMatches holds a templateMatch per Rollout (by namespaced
-	// name): which ReplicaSet has its template under another hash.
-	templateMatches sync.Map
+	// templateMatches holds what adoptEqualTemplate found per Rollout (by
+	// namespaced name).
+	templateMatches syncmap.Map[client.ObjectKey, templateMatch]
 }
 
 func (r *Reconciler) now() time.Time {

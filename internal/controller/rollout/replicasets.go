@@ -88,10 +88,8 @@ func (p *pass) adoptEqualTemplate(ctx context.Context) error {
 // equals the Rollout's, "" when there is none.
 func (p *pass) equalTemplate(ctx context.Context) (string, error) {
 	key := client.ObjectKeyFromObject(p.ro)
-	if v, ok := p.r.templateMatches.Load(key); ok {
-		if m := v.(templateMatch); m.uid == p.ro.UID && m.hash == p.hash && (m.match == "" || p.rsByHash(m.match) != nil) {
-			return m.match, nil
-		}
+	if m, ok := p.r.templateMatches.Load(key); ok && m.uid == p.ro.UID && m.hash == p.hash && (m.match == "" || p.rsByHash(m.match) != nil) {
+		return m.match, nil
 	}
 	desired, err := p.storedTemplate(ctx)
 	if err != nil {
@@ -149,7 +147,7 @@ func available(rs *appsv1.ReplicaSet) int32 {
 // ReplicaSet controller has not updated since the last scale says nothing:
 // right after a scale down and up again it still counts the old pods.
 func saturated(rs *appsv1.ReplicaSet, n int32) bool {
-	return rs != nil && specReplicas(rs) == n && available(rs) >= n
+	return rollout.Saturated(counts(rs), n)
 }
 
 // startRevisionIfNew resets the per-update status when the pod template or
@@ -327,28 +325,30 @@ func (p *pass) setAnnotation(ctx context.Context, rs *appsv1.ReplicaSet, key, va
 	return nil
 }
 
-// scaleDownAfter scales rs to 0 once delay has passed since the deadline
-// was first set, keeping the deadline in the scale-down-deadline annotation
-// as Argo Rollouts does, so it survives restarts.
+// scaleDownAfter scales rs to 0 delay after the first pass that asks
+// (rollout.ScaleDownAfter).
 func (p *pass) scaleDownAfter(ctx context.Context, rs *appsv1.ReplicaSet, delay time.Duration) error {
-	if rs == nil || specReplicas(rs) == 0 {
-		return p.setAnnotation(ctx, rs, AnnotationScaleDownDeadline, "")
+	if rs == nil {
+		return nil
 	}
-	deadline, err := time.Parse(time.RFC3339, rs.Annotations[AnnotationScaleDownDeadline])
-	if err != nil {
-		deadline = p.now.Add(delay)
-		if err := p.setAnnotation(ctx, rs, AnnotationScaleDownDeadline, deadline.UTC().Format(time.RFC3339)); err != nil {
+	down := rollout.ScaleDownAfter(specReplicas(rs), rs.Annotations[AnnotationScaleDownDeadline], delay, p.now)
+	if !down.Deadline.IsZero() {
+		if err := p.setAnnotation(ctx, rs, AnnotationScaleDownDeadline, down.Deadline.UTC().Format(time.RFC3339)); err != nil {
 			return err
 		}
 	}
-	if wait := deadline.Sub(p.now); wait > 0 {
-		p.requeueAfter(wait)
-		return nil
+	if down.Wait > 0 {
+		p.requeueAfter(down.Wait)
 	}
-	if err := p.scale(ctx, rs, 0); err != nil {
-		return err
+	if down.ScaleDown {
+		if err := p.scale(ctx, rs, 0); err != nil {
+			return err
+		}
 	}
-	return p.setAnnotation(ctx, rs, AnnotationScaleDownDeadline, "")
+	if down.ClearDeadline {
+		return p.setAnnotation(ctx, rs, AnnotationScaleDownDeadline, "")
+	}
+	return nil
 }
 
 // cleanupHistory deletes the oldest ReplicaSets at 0 replicas beyond

@@ -2,7 +2,6 @@ package rollout
 
 import (
 	"fmt"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -88,10 +87,8 @@ func (p *pass) updateConditions() {
 	}
 }
 
-// updateProgressing sets the Progressing condition. Its lastUpdateTime moves
-// whenever the rollout makes progress; when it stands still for longer than
-// progressDeadlineSeconds the rollout is Degraded (ProgressDeadlineExceeded)
-// and, with progressDeadlineAbort, aborted.
+// updateProgressing sets the Progressing condition as
+// rollout.PlanProgressing decides.
 func (p *pass) updateProgressing(complete, paused bool) {
 	st := p.status
 	now := p.metaNow()
@@ -99,83 +96,40 @@ func (p *pass) updateProgressing(complete, paused bool) {
 	if p.newRS != nil {
 		name = p.newRS.Name
 	}
-	old := rollout.GetCondition(&p.ro.Status, v1alpha1.RolloutProgressing)
-	progressing := func(reason rollout.ConditionReason, msg string) {
+	progress := rollout.PlanProgressing(rollout.ProgressInput{
+		Previous: rollout.GetCondition(&p.ro.Status, v1alpha1.RolloutProgressing),
+		Aborted:  st.Abort, Complete: complete, Paused: paused,
+		NewReplicaSet: name, Created: p.created,
+		MadeProgress:    rollout.MadeProgress(&p.ro.Status, st),
+		AnalysisRunning: p.gate.running,
+		Revision:        p.revision,
+		AbortMessage:    p.gate.abortMessage,
+		DeadlineSeconds: ptr.Deref(p.ro.Spec.ProgressDeadlineSeconds, defaultProgressDeadlineSeconds),
+		AbortOnDeadline: p.ro.Spec.ProgressDeadlineAbort && st.StableRS != "" && st.StableRS != p.hash,
+		Now:             p.now,
+	})
+	switch progress.Update {
+	case rollout.ProgressSet:
+		rollout.SetCondition(st, v1alpha1.RolloutProgressing, progress.Status, progress.Reason, progress.Message, now)
+	case rollout.ProgressMade:
 		// Progress always moves lastUpdateTime, so remove before setting.
 		var transition *metav1.Time
 		if cur := rollout.GetCondition(st, v1alpha1.RolloutProgressing); cur != nil && cur.Status == corev1.ConditionTrue {
 			transition = ptr.To(cur.LastTransitionTime)
 		}
 		rollout.RemoveCondition(st, v1alpha1.RolloutProgressing)
-		rollout.SetCondition(st, v1alpha1.RolloutProgressing, corev1.ConditionTrue, reason, msg, now)
+		rollout.SetCondition(st, v1alpha1.RolloutProgressing, corev1.ConditionTrue, progress.Reason, progress.Message, now)
 		if transition != nil {
 			rollout.GetCondition(st, v1alpha1.RolloutProgressing).LastTransitionTime = *transition
 		}
 	}
-	switch {
-	case st.Abort:
-		// The run that aborted the update is named once, in the pass that
-		// aborts; later passes keep the message.
-		msg := fmt.Sprintf("Rollout aborted update to revision %d", p.revision)
-		if p.gate.abortMessage != "" {
-			msg += ": " + p.gate.abortMessage
-		} else if old != nil && rollout.ConditionReason(old.Reason) == rollout.ReasonRolloutAborted {
-			msg = old.Message
-		}
-		rollout.SetCondition(st, v1alpha1.RolloutProgressing, corev1.ConditionFalse, rollout.ReasonRolloutAborted, msg, now)
-	case complete:
-		rollout.SetCondition(st, v1alpha1.RolloutProgressing, corev1.ConditionTrue, rollout.ReasonNewReplicaSetAvailable,
-			fmt.Sprintf("ReplicaSet %q has successfully progressed.", name), now)
-	case paused:
-		rollout.SetCondition(st, v1alpha1.RolloutProgressing, corev1.ConditionUnknown, rollout.ReasonRolloutPaused, "Rollout is paused", now)
-	case p.created:
-		progressing(rollout.ReasonNewReplicaSetCreated, fmt.Sprintf("Created new replica set %q", name))
-	case p.newRS == nil:
-	case old == nil || p.madeProgress() || !countsTowardsDeadline(old):
-		progressing(rollout.ReasonReplicaSetUpdated, fmt.Sprintf("ReplicaSet %q is progressing.", name))
-	default:
-		if rollout.ConditionReason(old.Reason) == rollout.ReasonProgressDeadlineExceeds || p.gate.running {
-			return // already timed out, or waiting on an analysis, which has no deadline
-		}
-		seconds := ptr.Deref(p.ro.Spec.ProgressDeadlineSeconds, defaultProgressDeadlineSeconds)
-		deadline := old.LastUpdateTime.Add(secondsDuration(seconds))
-		if wait := deadline.Sub(p.now); wait > 0 {
-			p.requeueAfter(wait)
-			return
-		}
-		msg := fmt.Sprintf("ReplicaSet %q has timed out progressing.", name)
-		rollout.SetCondition(st, v1alpha1.RolloutProgressing, corev1.ConditionFalse, rollout.ReasonProgressDeadlineExceeds, msg, now)
-		p.eventOfType(corev1.EventTypeWarning, string(rollout.ReasonProgressDeadlineExceeds), "%s", msg)
-		if p.ro.Spec.ProgressDeadlineAbort && st.StableRS != "" && st.StableRS != p.hash {
-			st.Abort = true
-			p.requeueAfter(0) // the abort itself happens on the next pass
-		}
+	if progress.DeadlineExceeded {
+		p.eventOfType(corev1.EventTypeWarning, string(rollout.ReasonProgressDeadlineExceeds), "%s", progress.Message)
+	}
+	if progress.Abort {
+		st.Abort = true
+	}
+	if progress.Requeue {
+		p.requeueAfter(progress.RequeueAfter)
 	}
 }
-
-// countsTowardsDeadline says whether a Progressing condition's
-// lastUpdateTime is the start of the wait for progress: not when it records
-// a finished, paused or aborted rollout, which a new wait starts from now.
-func countsTowardsDeadline(c *v1alpha1.RolloutCondition) bool {
-	switch rollout.ConditionReason(c.Reason) {
-	case rollout.ReasonReplicaSetUpdated, rollout.ReasonNewReplicaSetCreated, rollout.ReasonRolloutResumed, rollout.ReasonProgressDeadlineExceeds:
-		return true
-	}
-	return false
-}
-
-// madeProgress says whether this pass moved the rollout: replica counts,
-// the step, the active selector or the stable revision changed.
-func (p *pass) madeProgress() bool {
-	before, after := &p.ro.Status, p.status
-	return before.Replicas != after.Replicas ||
-		before.UpdatedReplicas != after.UpdatedReplicas ||
-		before.ReadyReplicas != after.ReadyReplicas ||
-		before.AvailableReplicas != after.AvailableReplicas ||
-		ptr.Deref(before.CurrentStepIndex, -1) != ptr.Deref(after.CurrentStepIndex, -1) ||
-		before.CurrentPodHash != after.CurrentPodHash ||
-		before.StableRS != after.StableRS ||
-		before.BlueGreen.ActiveSelector != after.BlueGreen.ActiveSelector
-}
-
-func secondsDuration(s int32) time.Duration { return time.Duration(s) * time.Second }
