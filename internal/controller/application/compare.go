@@ -15,6 +15,7 @@ import (
 	"github.com/skiffcd/skiff/internal/diff"
 	"github.com/skiffcd/skiff/internal/health"
 	"github.com/skiffcd/skiff/internal/render"
+	"github.com/skiffcd/skiff/internal/ownwrites"
 	"github.com/skiffcd/skiff/internal/reposerver"
 	"github.com/skiffcd/skiff/internal/syncengine"
 )
@@ -174,7 +175,7 @@ func newer(cached, written *unstructured.Unstructured) *unstructured.Unstructure
 		return cached
 	case cached == nil:
 		return written
-	case atLeastVersion(cached.GetResourceVersion(), written.GetResourceVersion()):
+	case ownwrites.AtLeast(cached.GetResourceVersion(), written.GetResourceVersion()):
 		return cached
 	}
 	return written

@@ -32,6 +32,7 @@ import (
 	"github.com/skiffcd/skiff/api/v1alpha1"
 	"github.com/skiffcd/skiff/internal/clustercache"
 	"github.com/skiffcd/skiff/internal/diff"
+	"github.com/skiffcd/skiff/internal/ownwrites"
 	"github.com/skiffcd/skiff/internal/reposerver"
 	"github.com/skiffcd/skiff/internal/syncengine"
 )
@@ -101,7 +102,7 @@ type Reconciler struct {
 	// events ask for, liveChangeCoalescing later.
 	compareCoalesced comparisonRequests
 	// ourWrites holds the operation worker's latest write of each app.
-	ourWrites writeVersions
+	ourWrites ownwrites.Versions[client.ObjectKey]
 	// operationStarts holds when the operations this process requested or
 	// runs were begun.
 	operationStarts operationStarts

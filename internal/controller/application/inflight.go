@@ -1,7 +1,6 @@
 package application
 
 import (
-	"strconv"
 	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -30,43 +29,3 @@ func (s *operationStarts) get(app client.ObjectKey) (begun time.Time, known bool
 }
 
 func (s *operationStarts) forget(app client.ObjectKey) { s.begun.Delete(app) }
-
-// writeVersions remembers, per Application, the resourceVersion of the
-// operation worker's latest write of it, until the cache shows that write.
-type writeVersions struct {
-	versions syncmap.Map[client.ObjectKey, string]
-}
-
-// wrote records a write of app that the API server answered at version.
-func (w *writeVersions) wrote(app client.ObjectKey, version string) { w.versions.Store(app, version) }
-
-// cacheOlder reports whether a cached copy of app at resourceVersion
-// cached predates the latest write recorded, which may have finished the
-// operation the cached copy still shows. Once the cache has caught up the
-// record is dropped (unless a newer write replaced it meanwhile). Without
-// a record (none since start) the cache, filled by a LIST after start, is
-// current.
-func (w *writeVersions) cacheOlder(app client.ObjectKey, cached string) bool {
-	written, ok := w.versions.Load(app)
-	if !ok {
-		return false
-	}
-	if atLeastVersion(cached, written) {
-		w.versions.CompareAndDelete(app, written)
-		return false
-	}
-	return true
-}
-
-// atLeastVersion reports whether resourceVersion got is want or later.
-// Resource versions are opaque strings; when both are integers (etcd's
-// revisions, which the API server uses) a larger one is later, otherwise
-// only equality counts.
-func atLeastVersion(got, want string) bool {
-	if got == want {
-		return true
-	}
-	g, err1 := strconv.ParseUint(got, 10, 64)
-	w, err2 := strconv.ParseUint(want, 10, 64)
-	return err1 == nil && err2 == nil && g > w
-}

@@ -40,7 +40,7 @@ func (r *Reconciler) reconcileOperation(ctx context.Context, req ctrl.Request) (
 	// The cache may still show an operation this worker has just finished:
 	// when it is older than this worker's last write of the app, confirm on
 	// the API server, one GET, before running anything.
-	if r.APIReader != nil && r.ourWrites.cacheOlder(req.NamespacedName, app.ResourceVersion) {
+	if r.APIReader != nil && r.ourWrites.CacheOlder(req.NamespacedName, app.ResourceVersion) {
 		if err := r.APIReader.Get(ctx, req.NamespacedName, app); err != nil {
 			return ctrl.Result{}, client.IgnoreNotFound(err)
 		}
@@ -406,7 +406,7 @@ func (r *Reconciler) finishOperation(ctx context.Context, app *v1alpha1.Applicat
 // wrote remembers the resourceVersion of the operation worker's latest
 // write of app (the patch response sets it).
 func (r *Reconciler) wrote(app *v1alpha1.Application) {
-	r.ourWrites.wrote(client.ObjectKeyFromObject(app), app.ResourceVersion)
+	r.ourWrites.Wrote(client.ObjectKeyFromObject(app), app.ResourceVersion)
 }
 
 func revisionOf(r *v1alpha1.SyncOperationResult) string {

@@ -257,44 +257,24 @@ func TestCompareDeferral(t *testing.T) {
 	}
 }
 
-func TestAtLeastVersion(t *testing.T) {
-	cases := map[string]struct {
-		got, want string
-		ok        bool
-	}{
-		"the same version":                    {got: "42", want: "42", ok: true},
-		"a later integer version":             {got: "100", want: "42", ok: true},
-		"an earlier integer version":          {got: "41", want: "42", ok: false},
-		"opaque versions count only if equal": {got: "b", want: "a", ok: false},
-		"an opaque version equal to ours":     {got: "x1", want: "x1", ok: true},
-	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			if ok := atLeastVersion(tc.got, tc.want); ok != tc.ok {
-				t.Errorf("atLeastVersion(%q, %q) = %v, want %v", tc.got, tc.want, ok, tc.ok)
-			}
-		})
-	}
-}
-
 // The operation worker reads an Application uncached only while the cache
 // is older than its own last write of it.
 func TestCacheOlderThanOurWrite(t *testing.T) {
 	r := &Reconciler{}
 	key := client.ObjectKey{Namespace: "argocd", Name: "guestbook"}
-	if r.ourWrites.cacheOlder(key, "10") {
+	if r.ourWrites.CacheOlder(key, "10") {
 		t.Error("without a write of ours the cache counts as current")
 	}
 	app := &v1alpha1.Application{}
 	app.Namespace, app.Name, app.ResourceVersion = key.Namespace, key.Name, "20"
 	r.wrote(app)
-	if !r.ourWrites.cacheOlder(key, "19") {
+	if !r.ourWrites.CacheOlder(key, "19") {
 		t.Error("a cached copy older than our write counts as current")
 	}
-	if r.ourWrites.cacheOlder(key, "20") {
+	if r.ourWrites.CacheOlder(key, "20") {
 		t.Error("a cached copy at our write counts as stale")
 	}
-	if _, kept := r.ourWrites.versions.Load(key); kept {
+	if r.ourWrites.Recorded(key) {
 		t.Error("the record outlived the cache catching up")
 	}
 }
