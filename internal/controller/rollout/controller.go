@@ -22,6 +22,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -32,6 +33,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
+	"github.com/skiffcd/skiff/internal/ownwrites"
 	"github.com/skiffcd/skiff/internal/rollout"
 	"github.com/skiffcd/skiff/internal/syncmap"
 )
@@ -85,6 +87,9 @@ type Reconciler struct {
 	// templateMatches holds what adoptEqualTemplate found per Rollout (by
 	// namespaced name).
 	templateMatches syncmap.Map[client.ObjectKey, templateMatch]
+	// replicaSetWrites holds the version of this process's latest write of
+	// each ReplicaSet until the cache shows it.
+	replicaSetWrites ownwrites.Versions[types.UID]
 }
 
 func (r *Reconciler) now() time.Time {
@@ -208,7 +213,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	p := newPass(r, ro)
 	if err := p.sync(ctx); err != nil {
-		if apierrors.IsConflict(err) {
+		if apierrors.IsConflict(err) || errors.Is(err, errCacheBehind) {
 			// A cached ReplicaSet was older than a write of an earlier
 			// pass; its watch event is on the way.
 			return ctrl.Result{RequeueAfter: conflictRetry}, nil

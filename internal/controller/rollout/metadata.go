@@ -51,7 +51,7 @@ func (p *pass) syncRoleMetadata(ctx context.Context) error {
 		if labelsChanged || annotationsChanged {
 			patch := client.MergeFrom(rs.DeepCopy())
 			rs.Spec.Template.Labels, rs.Spec.Template.Annotations = labels, annotations
-			if err := p.r.Client.Patch(ctx, rs, patch); err != nil {
+			if err := p.patchReplicaSet(ctx, rs, patch); err != nil {
 				return fmt.Errorf("updating the pod metadata of ReplicaSet %s/%s: %w", rs.Namespace, rs.Name, err)
 			}
 		}

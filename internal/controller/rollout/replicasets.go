@@ -2,6 +2,7 @@ package rollout
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -20,6 +21,10 @@ import (
 	"github.com/skiffcd/skiff/internal/rollout"
 )
 
+// errCacheBehind stops a pass whose cached ReplicaSets predate a write of
+// an earlier pass.
+var errCacheBehind = errors.New("the cache has not caught up with an earlier write")
+
 // loadReplicaSets reads the ReplicaSets this Rollout controls.
 func (p *pass) loadReplicaSets(ctx context.Context) error {
 	var list appsv1.ReplicaSetList
@@ -30,6 +35,12 @@ func (p *pass) loadReplicaSets(ctx context.Context) error {
 	for i := range list.Items {
 		rs := &list.Items[i]
 		if owner := metav1.GetControllerOf(rs); owner != nil && owner.UID == p.ro.UID && rs.DeletionTimestamp.IsZero() {
+			if p.r.replicaSetWrites.CacheOlder(rs.UID, rs.ResourceVersion) {
+				// Counts read before an earlier pass's scale would undo
+				// or repeat it; that write's watch event brings the next
+				// pass.
+				return fmt.Errorf("ReplicaSet %s/%s: %w", rs.Namespace, rs.Name, errCacheBehind)
+			}
 			p.allRS = append(p.allRS, rs)
 		}
 	}
@@ -289,7 +300,7 @@ func (p *pass) scale(ctx context.Context, rs *appsv1.ReplicaSet, replicas int32)
 	patch := client.MergeFromWithOptions(rs.DeepCopy(), client.MergeFromWithOptimisticLock{})
 	rs.Spec.Replicas = ptr.To(replicas)
 	rs.Spec.MinReadySeconds = p.ro.Spec.MinReadySeconds
-	if err := p.r.Client.Patch(ctx, rs, patch); err != nil {
+	if err := p.patchReplicaSet(ctx, rs, patch); err != nil {
 		return fmt.Errorf("scaling ReplicaSet %s/%s to %d: %w", rs.Namespace, rs.Name, replicas, err)
 	}
 	switch {
@@ -298,6 +309,17 @@ func (p *pass) scale(ctx context.Context, rs *appsv1.ReplicaSet, replicas int32)
 	case replicas < old:
 		p.event(eventReasonScalingReplicaSet, "Scaled down ReplicaSet %s (revision %d) from %d to %d", rs.Name, revisionOf(rs), old, replicas)
 	}
+	return nil
+}
+
+// patchReplicaSet patches rs and records the version written, so that no
+// later pass decides on a cached copy older than this write
+// (loadReplicaSets).
+func (p *pass) patchReplicaSet(ctx context.Context, rs *appsv1.ReplicaSet, patch client.Patch) error {
+	if err := p.r.Client.Patch(ctx, rs, patch); err != nil {
+		return err
+	}
+	p.r.replicaSetWrites.Wrote(rs.UID, rs.ResourceVersion)
 	return nil
 }
 
@@ -319,7 +341,7 @@ func (p *pass) setAnnotation(ctx context.Context, rs *appsv1.ReplicaSet, key, va
 		}
 		rs.Annotations[key] = value
 	}
-	if err := p.r.Client.Patch(ctx, rs, patch); err != nil {
+	if err := p.patchReplicaSet(ctx, rs, patch); err != nil {
 		return fmt.Errorf("annotating ReplicaSet %s/%s: %w", rs.Namespace, rs.Name, err)
 	}
 	return nil
