@@ -238,7 +238,19 @@ func trafficRoutedCanaryReplicas(in CanaryInput) (int32, int32) {
 			canary = max(canary, replicasForWeight(in.Replicas, w.Canary.Weight))
 		}
 	}
-	return atLeastMinPods(in, canary), atLeastMinPods(in, stable)
+	canary, stable = atLeastMinPods(in, canary), atLeastMinPods(in, stable)
+	if in.Aborted {
+		// An abort only moves back to stable: the stable side never shrinks
+		// and the canary never grows again. The step it aims at follows
+		// available pods, which a status not yet updated for the last
+		// scale reports as none; without this a pass would undo the one
+		// before.
+		stable = max(stable, in.Stable.Replicas)
+		if in.Canary != nil {
+			canary = min(canary, in.Canary.Replicas)
+		}
+	}
+	return canary, stable
 }
 
 // replicasForWeight is the number of pods that carries weight percent of the

@@ -455,6 +455,20 @@ func TestCanaryReplicasTrafficRouted(t *testing.T) {
 				Canary: rs(8, 8), Stable: rs(2, 2), CurrentWeights: weights(80, 20)},
 			wantCanary: 8, wantStable: 10,
 		},
+		"an aborted dynamicStableScale canary does not shrink the stable side whose status is not updated yet": {
+			// The last pass scaled the stable side to 5; its status still
+			// counts no pod, which alone would aim at the 80 % step again.
+			in: CanaryInput{Replicas: 10, Aborted: true, TrafficRouted: true, DynamicStableScale: true, Steps: setWeights(20, 50, 80),
+				Canary: rs(8, 8), Stable: rs(5, 0), CurrentWeights: weights(80, 20)},
+			wantCanary: 8, wantStable: 5,
+		},
+		"an aborted dynamicStableScale canary does not grow back while its traffic is still held": {
+			// The canary went down to 5 with its traffic at 50 %; the router
+			// still shows 80 % to the status of this pass.
+			in: CanaryInput{Replicas: 10, Aborted: true, TrafficRouted: true, DynamicStableScale: true, Steps: setWeights(20, 50, 80),
+				Canary: rs(5, 0), Stable: rs(8, 0), CurrentWeights: weights(80, 20)},
+			wantCanary: 5, wantStable: 8,
+		},
 		"dynamicStableScale at weight 100 scales the stable to zero": {
 			in:         CanaryInput{Replicas: 10, Weight: 100, TrafficRouted: true, DynamicStableScale: true, MinPodsPerReplicaSet: ptr(int32(3)), Stable: rs(1, 1), CurrentWeights: weights(100, 0)},
 			wantCanary: 10, wantStable: 0,
