@@ -26,6 +26,7 @@ import (
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
 	analysiscontroller "github.com/skiffcd/skiff/internal/controller/analysis"
+	"github.com/skiffcd/skiff/internal/eventrecorder"
 	"github.com/skiffcd/skiff/internal/rollout"
 	"github.com/skiffcd/skiff/internal/testcluster"
 )
@@ -106,7 +107,12 @@ func startController(t *testing.T) client.Client {
 func startControllerReading(t *testing.T, wrap func(client.Reader) client.Reader) client.Client {
 	t.Helper()
 	return cluster.StartManager(t, func(mgr ctrl.Manager) error {
-		r := &Reconciler{Client: mgr.GetClient(), APIReader: wrap(mgr.GetAPIReader()), Recorder: mgr.GetEventRecorder("rollouts-controller")}
+		// The Events skiff server writes: the tests count scale Events.
+		events := eventrecorder.NewSink(mgr.GetClient(), mgr.GetScheme())
+		if err := mgr.Add(events); err != nil {
+			return err
+		}
+		r := &Reconciler{Client: mgr.GetClient(), APIReader: wrap(mgr.GetAPIReader()), Recorder: events.Recorder("rollouts-controller")}
 		if err := r.SetupWithManager(mgr); err != nil {
 			return err
 		}
