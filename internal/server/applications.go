@@ -14,19 +14,11 @@ import (
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
 	"github.com/skiffcd/skiff/internal/cli/appcli"
-	"github.com/skiffcd/skiff/internal/controller/application"
 )
-
-// AnnotationRefresh asks the Application controller for a comparison.
-const AnnotationRefresh = application.AnnotationRefresh
 
 // appObject is the RBAC object of an application: <project>/<name>.
 func appObject(app *v1alpha1.Application) string {
-	project := app.Spec.Project
-	if project == "" {
-		project = "default"
-	}
-	return project + "/" + app.Name
+	return app.ProjectName() + "/" + app.Name
 }
 
 // queryList reads a repeated or comma-separated query parameter.

@@ -39,14 +39,11 @@ func (s *Server) validateApp(ctx context.Context, app *v1alpha1.Application) err
 	if d.Server == "" && d.Name == "" {
 		return fmt.Errorf("%w: spec.destination needs a server or a name", errInvalidApp)
 	}
-	name := app.Spec.Project
-	if name == "" {
-		name = "default"
-	}
+	name := app.ProjectName()
 	proj := &v1alpha1.AppProject{}
 	err := s.Client.Get(ctx, client.ObjectKey{Namespace: s.Namespace, Name: name}, proj)
 	switch {
-	case apierrors.IsNotFound(err) && name == "default":
+	case apierrors.IsNotFound(err) && name == v1alpha1.DefaultProjectName:
 		proj = project.Default(s.Namespace)
 	case apierrors.IsNotFound(err):
 		return fmt.Errorf("%w: project %s does not exist", errInvalidApp, name)

@@ -35,7 +35,7 @@ func (a *AnnotationRefresher) RefreshApps(ctx context.Context, repoURL string, a
 	for _, name := range apps {
 		app := &v1alpha1.Application{}
 		app.Namespace, app.Name = a.Namespace, name
-		if err := a.Client.Patch(ctx, app, refreshPatch("normal")); client.IgnoreNotFound(err) != nil {
+		if err := a.Client.Patch(ctx, app, refreshPatch(v1alpha1.RefreshNormal)); client.IgnoreNotFound(err) != nil {
 			return fmt.Errorf("refreshing application %s: %w", name, err)
 		}
 	}
@@ -48,7 +48,7 @@ func (a *AnnotationRefresher) RefreshApps(ctx context.Context, repoURL string, a
 // would be empty, and no refresh would happen.
 func refreshPatch(mode string) client.Patch {
 	return client.RawPatch(types.MergePatchType,
-		[]byte(`{"metadata":{"annotations":{"`+AnnotationRefresh+`":"`+mode+`"}}}`))
+		[]byte(`{"metadata":{"annotations":{"`+v1alpha1.AnnotationRefresh+`":"`+mode+`"}}}`))
 }
 
 // refreshFor finds the apps a push touched and asks the Refresher to

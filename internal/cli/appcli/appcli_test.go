@@ -22,7 +22,7 @@ func TestSpecFlagsApply(t *testing.T) {
 			start: v1alpha1.Application{Spec: v1alpha1.ApplicationSpec{SyncPolicy: &v1alpha1.SyncPolicy{SyncOptions: []string{"CreateNamespace=false"}}}},
 			check: func(t *testing.T, app *v1alpha1.Application) {
 				p := app.Spec.SyncPolicy
-				if !Automated(app) || !p.Automated.Prune || !p.Automated.SelfHeal || len(p.SyncOptions) != 1 || p.SyncOptions[0] != "CreateNamespace=true" {
+				if !app.IsAutomated() || !p.Automated.Prune || !p.Automated.SelfHeal || len(p.SyncOptions) != 1 || p.SyncOptions[0] != "CreateNamespace=true" {
 					t.Errorf("policy %+v %+v", p, p.Automated)
 				}
 			},
@@ -154,9 +154,9 @@ func TestSetFinalizers(t *testing.T) {
 		propagation string
 		want        []string
 	}{
-		"foreground":           {in: []string{"other"}, cascade: true, propagation: "foreground", want: []string{"other", FinalizerForeground}},
-		"background replaces":  {in: []string{FinalizerForeground}, cascade: true, propagation: "background", want: []string{FinalizerBackground}},
-		"no cascade removes":   {in: []string{FinalizerBackground, "other"}, want: []string{"other"}},
+		"foreground":           {in: []string{"other"}, cascade: true, propagation: "foreground", want: []string{"other", v1alpha1.FinalizerResources}},
+		"background replaces":  {in: []string{v1alpha1.FinalizerResources}, cascade: true, propagation: "background", want: []string{v1alpha1.FinalizerResourcesBackground}},
+		"no cascade removes":   {in: []string{v1alpha1.FinalizerResourcesBackground, "other"}, want: []string{"other"}},
 		"no cascade, none set": {in: nil, want: []string{}},
 	}
 	for name, tc := range tests {

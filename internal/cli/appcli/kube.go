@@ -17,7 +17,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
-	"github.com/skiffcd/skiff/internal/controller/application"
 	"github.com/skiffcd/skiff/internal/source"
 )
 
@@ -78,7 +77,7 @@ func (k *Kube) Get(ctx context.Context, name, refresh string) (*v1alpha1.Applica
 	if app.Annotations == nil {
 		app.Annotations = map[string]string{}
 	}
-	app.Annotations[application.AnnotationRefresh] = refresh
+	app.Annotations[v1alpha1.AnnotationRefresh] = refresh
 	if err := k.Client.Patch(ctx, app, patch); err != nil {
 		return nil, fmt.Errorf("refreshing application %s: %w", name, err)
 	}

@@ -13,7 +13,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
-	"github.com/skiffcd/skiff/internal/controller/application"
 )
 
 // Scheme returns a scheme with the built-in kinds and Skiff's API.
@@ -266,12 +265,12 @@ func (w Waiter) WaitOperation(ctx context.Context, name string, requested *v1alp
 			}
 			refreshCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
 			defer cancel()
-			if _, err := w.Backend.Get(refreshCtx, name, "normal"); err != nil {
+			if _, err := w.Backend.Get(refreshCtx, name, v1alpha1.RefreshNormal); err != nil {
 				return true, nil // the status as it is, then
 			}
 			return false, nil
 		}
-		return app.ResourceVersion != finishedVersion && app.Annotations[application.AnnotationRefresh] == "" &&
+		return app.ResourceVersion != finishedVersion && app.Annotations[v1alpha1.AnnotationRefresh] == "" &&
 			compared != nil && !compared.Before(s.FinishedAt), nil
 	})
 	if errors.Is(err, ErrTimeout) {

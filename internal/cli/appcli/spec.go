@@ -10,12 +10,6 @@ import (
 	"github.com/skiffcd/skiff/api/v1alpha1"
 )
 
-// Finalizers that make deleting an Application delete its resources.
-const (
-	FinalizerForeground = "resources-finalizer.argocd.argoproj.io"
-	FinalizerBackground = "resources-finalizer.argocd.argoproj.io/background"
-)
-
 // Names of the flags SpecFlags reads, shared by create and set.
 const (
 	FlagRepo          = "repo"
@@ -174,17 +168,11 @@ func ParseResource(s string) (v1alpha1.SyncOperationResource, error) {
 	return res, nil
 }
 
-// Automated reports whether automated sync is on for app.
-func Automated(app *v1alpha1.Application) bool {
-	p := app.Spec.SyncPolicy
-	return p != nil && p.Automated != nil && (p.Automated.Enabled == nil || *p.Automated.Enabled)
-}
-
 // RollbackOperation returns the sync that rolls app back to history entry
 // id, or to the entry before the last one when id is negative. Like Argo CD
 // it refuses while automated sync is on, which would undo the rollback.
 func RollbackOperation(app *v1alpha1.Application, id int64, prune bool) (*v1alpha1.SyncOperation, error) {
-	if Automated(app) {
+	if app.IsAutomated() {
 		return nil, fmt.Errorf("rollback cannot be initiated when auto-sync is enabled; disable it first (skiff app set %s --sync-policy none)", app.Name)
 	}
 	history := app.Status.History
@@ -227,16 +215,16 @@ func SetFinalizers(finalizers []string, cascade bool, propagation string) ([]str
 	if cascade {
 		switch strings.ToLower(propagation) {
 		case "", "foreground":
-			want = FinalizerForeground
+			want = v1alpha1.FinalizerResources
 		case "background":
-			want = FinalizerBackground
+			want = v1alpha1.FinalizerResourcesBackground
 		default:
 			return nil, fmt.Errorf("--propagation-policy %q: want foreground or background", propagation)
 		}
 	}
 	out := make([]string, 0, len(finalizers)+1)
 	for _, f := range finalizers {
-		if f != FinalizerForeground && f != FinalizerBackground {
+		if f != v1alpha1.FinalizerResources && f != v1alpha1.FinalizerResourcesBackground {
 			out = append(out, f)
 		}
 	}

@@ -32,23 +32,18 @@ import (
 	"github.com/skiffcd/skiff/api/v1alpha1"
 	"github.com/skiffcd/skiff/internal/clustercache"
 	"github.com/skiffcd/skiff/internal/diff"
+	"github.com/skiffcd/skiff/internal/project"
 	"github.com/skiffcd/skiff/internal/reposerver"
 	"github.com/skiffcd/skiff/internal/syncengine"
 )
 
-// Annotations and finalizers Argo CD users rely on.
 const (
-	AnnotationRefresh            = "argocd.argoproj.io/refresh"
-	FinalizerResources           = "resources-finalizer.argocd.argoproj.io"
-	FinalizerResourcesBackground = "resources-finalizer.argocd.argoproj.io/background"
-	localServer                  = "https://kubernetes.default.svc"
-	localName                    = "in-cluster"
-	defaultRefreshPeriod         = 180 * time.Second
-	defaultSelfHealBackoff       = 5 * time.Second
-	maxSelfHealBackoff           = 3 * time.Minute
-	finalizerPollInterval        = 2 * time.Second
-	defaultRevisionHistoryLimit  = 10
-	terminationPollInterval      = time.Second
+	defaultRefreshPeriod        = 180 * time.Second
+	defaultSelfHealBackoff      = 5 * time.Second
+	maxSelfHealBackoff          = 3 * time.Minute
+	finalizerPollInterval       = 2 * time.Second
+	defaultRevisionHistoryLimit = 10
+	terminationPollInterval     = time.Second
 	// Event-driven comparisons wait for an operation in its first
 	// operationCompareGrace, looking again every operationCompareDeferral.
 	operationCompareGrace    = 5 * time.Second
@@ -211,7 +206,7 @@ func (specChanged) Update(e event.UpdateEvent) bool {
 		return true
 	}
 	return !equalJSON(oldApp.Spec, newApp.Spec) ||
-		oldApp.Annotations[AnnotationRefresh] != newApp.Annotations[AnnotationRefresh] ||
+		oldApp.Annotations[v1alpha1.AnnotationRefresh] != newApp.Annotations[v1alpha1.AnnotationRefresh] ||
 		!newApp.DeletionTimestamp.Equal(oldApp.DeletionTimestamp) ||
 		operationEnded(oldApp, newApp) && !comparedSynced(oldApp, newApp)
 }
@@ -332,7 +327,7 @@ func (r *Reconciler) reconcileCompare(ctx context.Context, req ctrl.Request) (ct
 		return ctrl.Result{RequeueAfter: resultWriteWait}, nil
 	}
 	start := r.now()
-	refresh, askedAt := r.takeRefresh(app.Name, app.Annotations[AnnotationRefresh])
+	refresh, askedAt := r.takeRefresh(app.Name, app.Annotations[v1alpha1.AnnotationRefresh])
 	if refresh == "" && r.operationJustStarted(app) {
 		// The operation's result write will carry the comparison of what it
 		// synced; comparing now, on the way, would only cost work and a
@@ -367,9 +362,9 @@ func (r *Reconciler) reconcileCompare(ctx context.Context, req ctrl.Request) (ct
 	observeComparison(app, comparisonComputed)
 	prevHealth := app.Status.Health.Status
 
-	cmp := r.compare(ctx, app, refresh == refreshHard, maxAge, nil)
+	cmp := r.compare(ctx, app, refresh == v1alpha1.RefreshHard, maxAge, nil)
 	healIn := r.autoSync(app, cmp)
-	delete(app.Annotations, AnnotationRefresh)
+	delete(app.Annotations, v1alpha1.AnnotationRefresh)
 	if !statusWriteNeeded(orig, app, maxAge > 0, r.now(), r.RefreshPeriod) {
 		r.rememberComparison(app, cmp)
 		observeReconcile(app, r.now().Sub(start))
@@ -525,7 +520,7 @@ func (r *Reconciler) validate(ctx context.Context, app *v1alpha1.Application) (*
 	dest := app.Spec.Destination
 	if !isLocal(dest) {
 		return nil, fmt.Sprintf("cluster %q is not configured: Skiff manages the cluster it runs against (%s, %s)",
-			firstNonEmpty(dest.Server, dest.Name), localServer, localName)
+			firstNonEmpty(dest.Server, dest.Name), project.InClusterServer, project.InClusterName)
 	}
 	proj, err := r.project(ctx, app)
 	if err != nil {
@@ -543,7 +538,7 @@ func (r *Reconciler) validate(ctx context.Context, app *v1alpha1.Application) (*
 }
 
 func isLocal(d v1alpha1.ApplicationDestination) bool {
-	return (d.Server == "" || strings.TrimSuffix(d.Server, "/") == localServer) && (d.Name == "" || d.Name == localName) &&
+	return (d.Server == "" || strings.TrimSuffix(d.Server, "/") == project.InClusterServer) && (d.Name == "" || d.Name == project.InClusterName) &&
 		(d.Server != "" || d.Name != "")
 }
 
@@ -559,17 +554,12 @@ func firstNonEmpty(s ...string) string {
 // finalize deletes the app's resources when it carries the resources
 // finalizer, then lets the Application go.
 func (r *Reconciler) finalize(ctx context.Context, app *v1alpha1.Application) (ctrl.Result, error) {
-	var finalizer string
-	for _, f := range app.Finalizers {
-		if f == FinalizerResources || f == FinalizerResourcesBackground {
-			finalizer = f
-		}
-	}
+	finalizer := app.ResourcesFinalizer()
 	if finalizer == "" {
 		return ctrl.Result{}, nil
 	}
 	policy := metav1.DeletePropagationForeground
-	if finalizer == FinalizerResourcesBackground {
+	if finalizer == v1alpha1.FinalizerResourcesBackground {
 		policy = metav1.DeletePropagationBackground
 	}
 	remaining := r.Cache.AppObjects(app.Name)

@@ -16,10 +16,10 @@ import (
 // project returns the app's AppProject, creating the default project when
 // it is missing, as Argo CD does.
 func (r *Reconciler) project(ctx context.Context, app *v1alpha1.Application) (*v1alpha1.AppProject, error) {
-	name := projectName(app)
+	name := app.ProjectName()
 	proj := &v1alpha1.AppProject{}
 	err := r.Client.Get(ctx, client.ObjectKey{Namespace: r.Namespace, Name: name}, proj)
-	if apierrors.IsNotFound(err) && name == "default" {
+	if apierrors.IsNotFound(err) && name == v1alpha1.DefaultProjectName {
 		proj = project.Default(r.Namespace)
 		if err := r.Client.Create(ctx, proj); err != nil && !apierrors.IsAlreadyExists(err) {
 			return nil, fmt.Errorf("creating the default project: %w", err)
@@ -71,6 +71,6 @@ func (r *Reconciler) canSync(ctx context.Context, app *v1alpha1.Application) (bo
 		return false, err.Error()
 	}
 	manual := app.Operation != nil && !app.Operation.InitiatedBy.Automated
-	cluster := firstNonEmpty(app.Spec.Destination.Name, localName)
+	cluster := firstNonEmpty(app.Spec.Destination.Name, project.InClusterName)
 	return project.CanSync(proj, r.now(), app.Name, app.Spec.Destination.Namespace, cluster, manual)
 }

@@ -33,11 +33,6 @@ func (r *Reconciler) RefreshApps(ctx context.Context, repoURL string, apps []str
 	return nil
 }
 
-const (
-	refreshNormal = "normal"
-	refreshHard   = "hard"
-)
-
 // requestRefresh records a normal refresh of app for its next comparison,
 // asked now; a later request replaces an earlier one not yet taken.
 func (r *Reconciler) requestRefresh(app string) {
@@ -58,7 +53,7 @@ func (r *Reconciler) takeRefresh(app, annotated string) (string, time.Time) {
 	delete(r.refreshes, app)
 	r.refreshMu.Unlock()
 	if annotated == "" && requested {
-		return refreshNormal, askedAt
+		return v1alpha1.RefreshNormal, askedAt
 	}
 	return annotated, time.Time{}
 }

@@ -51,8 +51,8 @@ func TestRefreshAppsFindsANewCommitWithoutAnAnnotation(t *testing.T) {
 	app = waitApp(t, c, key, "the pushed commit synced", func(a *v1alpha1.Application) bool {
 		return a.Status.Sync.Revision == pushed && a.Status.Sync.Status == v1alpha1.SyncStatusCodeSynced
 	})
-	if v, ok := app.Annotations[AnnotationRefresh]; ok {
-		t.Errorf("the in-process refresh wrote the annotation %s: %q", AnnotationRefresh, v)
+	if v, ok := app.Annotations[v1alpha1.AnnotationRefresh]; ok {
+		t.Errorf("the in-process refresh wrote the annotation %s: %q", v1alpha1.AnnotationRefresh, v)
 	}
 	cm := &corev1.ConfigMap{}
 	if err := c.Get(ctx, client.ObjectKey{Namespace: dest, Name: "a"}, cm); err != nil {
@@ -86,7 +86,7 @@ func TestANewCommitFoundForOneAppReachesItsNeighbours(t *testing.T) {
 	}
 
 	pushed := repo.Commit(map[string]string{"two/a.yaml": strings.ReplaceAll(strings.ReplaceAll(configMapYAML, "%s", "two"), "k: v", "k: pushed")})
-	patch := client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"annotations":{"`+AnnotationRefresh+`":"normal"}}}`))
+	patch := client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"annotations":{"`+v1alpha1.AnnotationRefresh+`":"normal"}}}`))
 	if err := c.Patch(ctx, one, patch); err != nil {
 		t.Fatal(err)
 	}
