@@ -18,11 +18,11 @@ import (
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
 	"github.com/skiffcd/skiff/internal/diff"
+	"github.com/skiffcd/skiff/internal/hook"
 	"github.com/skiffcd/skiff/internal/mask"
 	"github.com/skiffcd/skiff/internal/reposerver"
 	"github.com/skiffcd/skiff/internal/source"
 	"github.com/skiffcd/skiff/internal/source/helmrepo"
-	"github.com/skiffcd/skiff/internal/syncengine"
 )
 
 // NewRepoServer returns an in-process repo server caching repositories and
@@ -175,7 +175,7 @@ func (r *Renderer) Compare(ctx context.Context, app *v1alpha1.Application, revis
 		if live != nil && st.Live == nil {
 			st.Live = mask.Secret(live)
 		}
-		if isHook(d) {
+		if hook.IsHook(d) {
 			// Hooks run during syncs; they are not part of the state.
 			st.Hook, st.Modified, st.Diff = true, false, ""
 		} else {
@@ -249,11 +249,4 @@ func WriteManifests(w io.Writer, objs []*unstructured.Unstructured, showSecrets 
 		fmt.Fprintf(w, "---\n%s", data)
 	}
 	return nil
-}
-
-func isHook(obj *unstructured.Unstructured) bool {
-	ann := obj.GetAnnotations()
-	_, argo := ann[syncengine.AnnotationHook]
-	_, helm := ann[syncengine.AnnotationHelmHook]
-	return argo || helm
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/skiffcd/skiff/internal/clustercache"
 	"github.com/skiffcd/skiff/internal/diff"
 	"github.com/skiffcd/skiff/internal/health"
+	"github.com/skiffcd/skiff/internal/hook"
 	"github.com/skiffcd/skiff/internal/render"
 	"github.com/skiffcd/skiff/internal/reposerver"
 	"github.com/skiffcd/skiff/internal/syncengine"
@@ -191,7 +192,7 @@ func (r *Reconciler) resourceStatuses(ctx context.Context, app *v1alpha1.Applica
 	for i, d := range desired {
 		key := keys[i]
 		seen[key] = true
-		if isHook(d) {
+		if hook.IsHook(d) {
 			continue // hooks run during syncs; they are not part of the state
 		}
 		cached, _, err := r.Cache.GetFull(ctx, key)
@@ -217,7 +218,7 @@ func (r *Reconciler) resourceStatuses(ctx context.Context, app *v1alpha1.Applica
 	}
 	for _, l := range live {
 		key := clustercache.KeyOf(l)
-		if seen[key] || isHook(l) || len(l.GetOwnerReferences()) > 0 {
+		if seen[key] || hook.IsHook(l) || len(l.GetOwnerReferences()) > 0 {
 			continue
 		}
 		rs := resourceStatus(l)
@@ -250,13 +251,6 @@ func resourceLess(a, b v1alpha1.ResourceStatus) bool {
 	ka := a.Group + "/" + a.Kind + "/" + a.Namespace + "/" + a.Name
 	kb := b.Group + "/" + b.Kind + "/" + b.Namespace + "/" + b.Name
 	return ka < kb
-}
-
-func isHook(obj *unstructured.Unstructured) bool {
-	ann := obj.GetAnnotations()
-	_, argo := ann[syncengine.AnnotationHook]
-	_, helm := ann[syncengine.AnnotationHelmHook]
-	return argo || helm
 }
 
 // appHealth is the worst health of the app's resources; the transition
