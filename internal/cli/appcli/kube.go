@@ -3,8 +3,6 @@ package appcli
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -17,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
+	"github.com/skiffcd/skiff/internal/reposerver"
 	"github.com/skiffcd/skiff/internal/source"
 )
 
@@ -173,13 +172,9 @@ func (k *Kube) renderer(ctx context.Context, name string) (*Renderer, *v1alpha1.
 	if err != nil {
 		return nil, nil, err
 	}
-	cacheDir := k.CacheDir
-	if cacheDir == "" {
-		dir, err := os.UserCacheDir()
-		if err != nil {
-			return nil, nil, fmt.Errorf("finding a cache directory: %w", err)
-		}
-		cacheDir = filepath.Join(dir, "skiff")
+	repo, err := reposerver.NewInDir(k.CacheDir, reposerver.Options{Credentials: reposerver.StaticCredentials(k.RepoCredentials)})
+	if err != nil {
+		return nil, nil, err
 	}
 	dyn, err := dynamic.NewForConfig(k.Config)
 	if err != nil {
@@ -194,6 +189,6 @@ func (k *Kube) renderer(ctx context.Context, name string) (*Renderer, *v1alpha1.
 		return nil, nil, fmt.Errorf("reading the server version: %w", err)
 	}
 	return &Renderer{
-		Repo: NewRepoServer(cacheDir, k.RepoCredentials), Dynamic: dyn, Mapper: k.Client.RESTMapper(), KubeVersion: version.GitVersion,
+		Repo: repo, Dynamic: dyn, Mapper: k.Client.RESTMapper(), KubeVersion: version.GitVersion,
 	}, app, nil
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"path/filepath"
 	"sort"
 
 	"github.com/pmezard/go-difflib/difflib"
@@ -21,19 +20,7 @@ import (
 	"github.com/skiffcd/skiff/internal/hook"
 	"github.com/skiffcd/skiff/internal/mask"
 	"github.com/skiffcd/skiff/internal/reposerver"
-	"github.com/skiffcd/skiff/internal/source"
-	"github.com/skiffcd/skiff/internal/source/helmrepo"
 )
-
-// NewRepoServer returns an in-process repo server caching repositories and
-// charts under cacheDir, with anonymous access as `skiff render` has.
-func NewRepoServer(cacheDir string, creds source.Credentials) *reposerver.Server {
-	return reposerver.New(
-		source.NewCache(filepath.Join(cacheDir, "repos"), source.Options{}),
-		helmrepo.New(filepath.Join(cacheDir, "charts"), nil),
-		reposerver.Options{Credentials: reposerver.StaticCredentials(creds)},
-	)
-}
 
 // Renderer renders Applications and reads their live objects.
 type Renderer struct {

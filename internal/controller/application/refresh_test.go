@@ -3,7 +3,6 @@ package application
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -16,7 +15,6 @@ import (
 	"github.com/skiffcd/skiff/api/v1alpha1"
 	"github.com/skiffcd/skiff/internal/reposerver"
 	"github.com/skiffcd/skiff/internal/source"
-	"github.com/skiffcd/skiff/internal/source/helmrepo"
 	"github.com/skiffcd/skiff/internal/testgit"
 )
 
@@ -115,13 +113,16 @@ func TestRefreshAppsAsksGitOnceForTheApps(t *testing.T) {
 	var asks atomic.Int64
 	c, r := startReconciler(t, argocd, 10*time.Minute, func(r *Reconciler) {
 		r.CompareWorkers = 1
-		r.Repo = reposerver.New(source.NewCache(filepath.Join(t.TempDir(), "repos"), source.Options{}),
-			helmrepo.New(filepath.Join(t.TempDir(), "charts"), nil), reposerver.Options{
-				Credentials: func(context.Context, string) (source.Credentials, error) {
-					asks.Add(1) // once per question to the remote
-					return source.Credentials{}, nil
-				},
-			})
+		var err error
+		r.Repo, err = reposerver.NewInDir(t.TempDir(), reposerver.Options{
+			Credentials: func(context.Context, string) (source.Credentials, error) {
+				asks.Add(1) // once per question to the remote
+				return source.Credentials{}, nil
+			},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
 	})
 	repo := testgit.New(t)
 	files := map[string]string{}
