@@ -30,9 +30,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
+	"github.com/skiffcd/skiff/internal/appops"
 	"github.com/skiffcd/skiff/internal/clustercache"
 	"github.com/skiffcd/skiff/internal/diff"
-	"github.com/skiffcd/skiff/internal/project"
 	"github.com/skiffcd/skiff/internal/reposerver"
 	"github.com/skiffcd/skiff/internal/syncengine"
 )
@@ -511,44 +511,17 @@ func (r *Reconciler) recordHealthChange(app *v1alpha1.Application, prev v1alpha1
 	}
 }
 
-// validate checks the destination and the project and returns the project;
-// a message explains a spec Skiff cannot act on.
+// validate checks the app as the API server and the CLI do
+// (appops.Validate) and returns its project; a message explains a spec
+// Skiff cannot act on.
 func (r *Reconciler) validate(ctx context.Context, app *v1alpha1.Application) (*v1alpha1.AppProject, string) {
-	if len(app.Spec.GetSources()) == 0 {
-		return nil, "spec.source or spec.sources is required"
-	}
-	dest := app.Spec.Destination
-	if !isLocal(dest) {
-		return nil, fmt.Sprintf("cluster %q is not configured: Skiff manages the cluster it runs against (%s, %s)",
-			firstNonEmpty(dest.Server, dest.Name), project.InClusterServer, project.InClusterName)
-	}
-	proj, err := r.project(ctx, app)
+	proj, err := appops.Validate(ctx, app, func(ctx context.Context, _ string) (*v1alpha1.AppProject, error) {
+		return r.project(ctx, app)
+	})
 	if err != nil {
 		return nil, err.Error()
 	}
-	for _, src := range app.Spec.GetSources() {
-		if err := checkSource(proj, src.RepoURL); err != nil {
-			return nil, err.Error()
-		}
-	}
-	if err := checkDestination(proj, dest); err != nil {
-		return nil, err.Error()
-	}
 	return proj, ""
-}
-
-func isLocal(d v1alpha1.ApplicationDestination) bool {
-	return (d.Server == "" || strings.TrimSuffix(d.Server, "/") == project.InClusterServer) && (d.Name == "" || d.Name == project.InClusterName) &&
-		(d.Server != "" || d.Name != "")
-}
-
-func firstNonEmpty(s ...string) string {
-	for _, v := range s {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
 }
 
 // finalize deletes the app's resources when it carries the resources
