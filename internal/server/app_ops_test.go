@@ -63,6 +63,12 @@ func TestRollbackTerminateAndDelete(t *testing.T) {
 	}
 	wantError(t, h.do(http.MethodPost, "/api/v1/applications/guestbook/rollback", admin, map[string]any{"id": 0}), http.StatusConflict)
 	wantError(t, h.do(http.MethodPost, "/api/v1/applications/keep/rollback", admin, map[string]any{}), http.StatusBadRequest) // no history
+	h.updateApp("keep", func(app *v1alpha1.Application) {
+		app.Spec.SyncPolicy = &v1alpha1.SyncPolicy{Automated: &v1alpha1.SyncPolicyAutomated{}}
+		app.Status.History = h.getApp("guestbook").Status.History
+	})
+	wantError(t, h.do(http.MethodPost, "/api/v1/applications/keep/rollback", admin, map[string]any{"id": 0}), http.StatusBadRequest) // automated sync
+	h.updateApp("keep", func(app *v1alpha1.Application) { app.Spec.SyncPolicy = nil })
 
 	wantError(t, h.do(http.MethodDelete, "/api/v1/applications/keep/operation", admin, nil), http.StatusConflict)
 	h.updateApp("guestbook", func(app *v1alpha1.Application) {
