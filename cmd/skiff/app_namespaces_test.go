@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -9,43 +10,6 @@ import (
 
 	"github.com/skiffcd/skiff/internal/testgit"
 )
-
-// crdsAndResources is an app that renders two CRDs the cluster does not
-// serve yet with custom resources of each: a Widget of a namespaced CRD,
-// without a namespace, and Gadgets of a cluster-scoped one, one of them
-// naming a namespace it cannot have.
-var crdsAndResources = map[string]string{
-	"app/crds.yaml": `apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {name: widgets.agree.skiff.test}
-spec:
-  group: agree.skiff.test
-  scope: Namespaced
-  names: {kind: Widget, plural: widgets}
-  versions: [{name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}}]
----
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {name: gadgets.agree.skiff.test}
-spec:
-  group: agree.skiff.test
-  scope: Cluster
-  names: {kind: Gadget, plural: gadgets}
-  versions: [{name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}}]
-`,
-	"app/resources.yaml": `apiVersion: agree.skiff.test/v1
-kind: Widget
-metadata: {name: w1}
----
-apiVersion: agree.skiff.test/v1
-kind: Gadget
-metadata: {name: g1}
----
-apiVersion: agree.skiff.test/v1
-kind: Gadget
-metadata: {name: g2, namespace: elsewhere}
-`,
-}
 
 // diffHeader is the line `skiff app diff` starts each resource with.
 var diffHeader = regexp.MustCompile(`(?m)^===== [^/\n]*/(\w+) (\S+) ======$`)
@@ -72,8 +36,19 @@ func TestNamespacesAgreeOnCustomResourcesOfCRDsInTheApp(t *testing.T) {
 	t.Parallel()
 	c := kube(t)
 	dest := cluster.Namespace(t)
+	// Two CRDs the cluster does not serve yet, with custom resources of
+	// each: a Widget of a namespaced CRD, without a namespace, and Gadgets
+	// of a cluster-scoped one, one of them naming a namespace it cannot have.
+	files := map[string]string{}
+	for _, f := range []string{"crds.yaml", "resources.yaml"} {
+		data, err := os.ReadFile(filepath.Join("testdata", "crd-namespaces", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files["app/"+f] = string(data)
+	}
 	repo := testgit.New(t)
-	repo.Commit(crdsAndResources)
+	repo.Commit(files)
 	const name = "crd-namespaces"
 	mustSkiff(t, "create", name, "--repo", repo.URL(), "--path", "app", "--dest-namespace", dest)
 	t.Cleanup(func() { _, _ = skiff(t, "delete", name, "--cascade=false", "-y") })

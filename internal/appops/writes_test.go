@@ -18,11 +18,8 @@ import (
 // newClient is a client of the test cluster for Skiff's kinds.
 func newClient(t *testing.T) client.Client {
 	t.Helper()
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	if err := v1alpha1.AddToScheme(scheme); err != nil {
+	scheme, kinds := runtime.NewScheme(), runtime.NewSchemeBuilder(clientgoscheme.AddToScheme, v1alpha1.AddToScheme)
+	if err := kinds.AddToScheme(scheme); err != nil {
 		t.Fatal(err)
 	}
 	c, err := client.New(cluster.Config, client.Options{Scheme: scheme})
