@@ -1,6 +1,9 @@
 // Package appcli holds the logic behind `skiff app`: building and editing
-// Applications from flags, requesting and following operations, rendering
-// tables and diffs. The cobra wiring lives in cmd/skiff.
+// Applications from flags, the two backends (the API server, or --core
+// running internal/appops over a kubeconfig), following operations,
+// printing tables and diffs. The operations themselves are appops'; this
+// layer alone names flags in its messages. The cobra wiring lives in
+// cmd/skiff.
 package appcli
 
 import (
