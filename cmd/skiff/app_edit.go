@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
+	"github.com/skiffcd/skiff/internal/appops"
 	"github.com/skiffcd/skiff/internal/cli/appcli"
 )
 
@@ -49,6 +50,9 @@ func newAppDeleteCommand(a *appContext) *cobra.Command {
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name := args[0]
+			if _, err := appops.SetFinalizers(nil, cascade, propagation); err != nil {
+				return fmt.Errorf("--propagation-policy: %w", err)
+			}
 			if !yes && isTerminalReader(cmd.InOrStdin()) {
 				question := fmt.Sprintf("Delete application '%s'?", name)
 				if cascade {

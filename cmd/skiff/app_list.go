@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/skiffcd/skiff/api/v1alpha1"
 	"github.com/skiffcd/skiff/internal/cli/appcli"
 )
 
@@ -62,9 +63,9 @@ func newAppGetCommand(a *appContext) *cobra.Command {
 			}
 			kind := ""
 			if hardRefresh {
-				kind = "hard"
+				kind = v1alpha1.RefreshHard
 			} else if refresh {
-				kind = "normal"
+				kind = v1alpha1.RefreshNormal
 			}
 			app, err := b.Get(cmd.Context(), args[0], kind)
 			if err != nil {

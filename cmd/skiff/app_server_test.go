@@ -13,7 +13,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
-	"github.com/skiffcd/skiff/internal/cli/appcli"
 	"github.com/skiffcd/skiff/internal/server"
 	"github.com/skiffcd/skiff/internal/testgit"
 )
@@ -141,7 +140,7 @@ func TestAppThroughAPIServer(t *testing.T) {
 		t.Errorf("history after rollback %+v, want a fourth entry at %s by admin", h, first)
 	}
 	wantContains(t, mustAdmin("set", name, "--sync-policy", "automated"), "updated")
-	if !appcli.Automated(getApp(t, c, name)) {
+	if !getApp(t, c, name).IsAutomated() {
 		t.Error("set through the server left automated sync off")
 	}
 	if _, err := asAdmin("rollback", name, "0"); err == nil || !strings.Contains(err.Error(), "auto-sync is enabled") {

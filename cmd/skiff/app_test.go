@@ -352,7 +352,7 @@ spec:
 	wantContains(t, mustSkiff(t, "set", "from-file", "--path", "two", "--sync-policy", "automated", "--auto-prune",
 		"--sync-option", "ServerSideApply=true", "--revision", "main"), "updated")
 	app := getApp(t, c, "from-file")
-	if s := app.Spec; s.Source.Path != "two" || s.Source.TargetRevision != "main" || !appcli.Automated(app) ||
+	if s := app.Spec; s.Source.Path != "two" || s.Source.TargetRevision != "main" || !app.IsAutomated() ||
 		!s.SyncPolicy.Automated.Prune || s.SyncPolicy.SyncOptions[0] != "ServerSideApply=true" {
 		t.Errorf("spec after set: %+v %+v", s.Source, s.SyncPolicy)
 	}
@@ -361,7 +361,7 @@ spec:
 	wantContains(t, mustSkiff(t, "get", "from-file", "-o", "yaml"), "path: two", "targetRevision: main", "prune: true")
 	wantContains(t, mustSkiff(t, "get", "from-file", "-o", "json"), `"path": "two"`)
 	mustSkiff(t, "set", "from-file", "--sync-policy", "none")
-	if appcli.Automated(getApp(t, c, "from-file")) {
+	if getApp(t, c, "from-file").IsAutomated() {
 		t.Error("--sync-policy none left automated sync on")
 	}
 	if _, err := skiff(t, "get", "no-such-app"); err == nil || !strings.Contains(err.Error(), "no-such-app") {

@@ -14,10 +14,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/skiffcd/skiff/internal/cli/appcli"
 	"github.com/skiffcd/skiff/internal/cli/sessioncli"
+	"github.com/skiffcd/skiff/internal/reposerver"
 	"github.com/skiffcd/skiff/internal/server"
-	"github.com/skiffcd/skiff/internal/source"
 )
 
 // `skiff login`, `skiff account update-password` and `skiff logout`
@@ -99,10 +98,14 @@ func startAPIServer(t *testing.T, ns string) apiServer {
 	if err != nil {
 		t.Fatal(err)
 	}
+	repo, err := reposerver.NewInDir(t.TempDir(), reposerver.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	streams := &atomic.Int64{}
 	s := &server.Server{
 		Client: c, Namespace: ns,
-		Repo: appcli.NewRepoServer(t.TempDir(), source.Credentials{}), Dynamic: dyn, Mapper: c.RESTMapper(),
+		Repo: repo, Dynamic: dyn, Mapper: c.RESTMapper(),
 		Informers: countingInformers{Informers: informers, n: streams},
 	}
 	s.Options.Listener = ln

@@ -13,7 +13,6 @@ import (
 	"github.com/skiffcd/skiff/internal/mask"
 	"github.com/skiffcd/skiff/internal/reposerver"
 	"github.com/skiffcd/skiff/internal/source"
-	"github.com/skiffcd/skiff/internal/source/helmrepo"
 )
 
 func newRenderCommand() *cobra.Command {
@@ -50,19 +49,11 @@ from $SKIFF_REPO_PASSWORD.`,
 					src.Helm.Parameters = append(src.Helm.Parameters, v1alpha1.HelmParameter{Name: name, Value: value})
 				}
 			}
-			if cacheDir == "" {
-				dir, err := os.UserCacheDir()
-				if err != nil {
-					return fmt.Errorf("finding a cache directory: %w", err)
-				}
-				cacheDir = filepath.Join(dir, "skiff")
-			}
 			creds := source.Credentials{Username: username, Password: os.Getenv("SKIFF_REPO_PASSWORD"), Insecure: insecure}
-			server := reposerver.New(
-				source.NewCache(filepath.Join(cacheDir, "repos"), source.Options{}),
-				helmrepo.New(filepath.Join(cacheDir, "charts"), nil),
-				reposerver.Options{Credentials: reposerver.StaticCredentials(creds)},
-			)
+			server, err := reposerver.NewInDir(cacheDir, reposerver.Options{Credentials: reposerver.StaticCredentials(creds)})
+			if err != nil {
+				return err
+			}
 			appName := filepath.Base(filepath.Clean("/" + src.Path))
 			if src.Chart != "" {
 				appName = src.Chart

@@ -6,8 +6,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -37,8 +35,6 @@ import (
 	"github.com/skiffcd/skiff/internal/kubeclient"
 	"github.com/skiffcd/skiff/internal/reposerver"
 	"github.com/skiffcd/skiff/internal/server"
-	"github.com/skiffcd/skiff/internal/source"
-	"github.com/skiffcd/skiff/internal/source/helmrepo"
 	"github.com/skiffcd/skiff/internal/syncengine"
 )
 
@@ -232,22 +228,13 @@ func addConfigCache(mgr ctrl.Manager, namespace string) (cache.Cache, error) {
 // addApplicationController wires the repo server, the cluster cache and the
 // sync engine into the Application controller.
 func addApplicationController(mgr ctrl.Manager, cfg *rest.Config, opts Options, config client.Reader, events *eventrecorder.Sink, applications *kubeclient.Applications) (*application.Reconciler, error) {
-	cacheDir := opts.CacheDir
-	if cacheDir == "" {
-		dir, err := os.UserCacheDir()
-		if err != nil {
-			return nil, fmt.Errorf("finding a cache directory: %w", err)
-		}
-		cacheDir = filepath.Join(dir, "skiff")
+	repo, err := reposerver.NewInDir(opts.CacheDir, reposerver.Options{
+		Credentials: reposerver.SecretCredentials(config, opts.Namespace),
+		Projects:    reposerver.CachedProjects(mgr.GetCache(), opts.Namespace),
+	})
+	if err != nil {
+		return nil, err
 	}
-	repo := reposerver.New(
-		source.NewCache(filepath.Join(cacheDir, "repos"), source.Options{}),
-		helmrepo.New(filepath.Join(cacheDir, "charts"), nil),
-		reposerver.Options{
-			Credentials: reposerver.SecretCredentials(config, opts.Namespace),
-			Projects:    reposerver.CachedProjects(mgr.GetCache(), opts.Namespace),
-		},
-	)
 	live, err := clustercache.New(cfg, clustercache.Options{Health: health.StatusText})
 	if err != nil {
 		return nil, err

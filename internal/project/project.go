@@ -10,10 +10,6 @@ import (
 )
 
 const (
-	// DefaultName is the name of the project Applications belong to when
-	// they name none.
-	DefaultName = "default"
-
 	// InClusterServer is the API server address of the cluster Skiff runs in.
 	InClusterServer = "https://kubernetes.default.svc"
 	// InClusterName is the cluster name that means the same as InClusterServer.
@@ -43,7 +39,7 @@ func Default(namespace string) *v1alpha1.AppProject {
 			APIVersion: v1alpha1.GroupVersion.String(),
 			Kind:       "AppProject",
 		},
-		ObjectMeta: metav1.ObjectMeta{Name: DefaultName, Namespace: namespace},
+		ObjectMeta: metav1.ObjectMeta{Name: v1alpha1.DefaultProjectName, Namespace: namespace},
 		Spec: v1alpha1.AppProjectSpec{
 			SourceRepos:              []string{"*"},
 			Destinations:             []v1alpha1.ApplicationDestination{{Server: "*", Namespace: "*"}},

@@ -28,6 +28,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
+	"github.com/skiffcd/skiff/internal/hook"
 )
 
 // helmMaxDependencyDepth stops file:// dependency cycles.
@@ -70,7 +71,7 @@ func helmRender(ctx context.Context, req Request, dir string) ([]Manifest, error
 			return nil, fmt.Errorf("template %s: %w", o.Name, err)
 		}
 		for _, obj := range objs {
-			if !o.CRD && skipTests && helmIsTestHook(obj) {
+			if !o.CRD && skipTests && hook.IsHelmTest(obj) {
 				continue
 			}
 			out = append(out, Manifest{Object: obj, File: path.Join(relDir, o.Name)})
@@ -612,14 +613,4 @@ func helmDecode(content string) ([]*unstructured.Unstructured, error) {
 		}
 		objs = append(objs, o)
 	}
-}
-
-// helmIsTestHook reports a `helm test` hook, which skipTests drops.
-func helmIsTestHook(o *unstructured.Unstructured) bool {
-	for _, h := range strings.Split(o.GetAnnotations()["helm.sh/hook"], ",") {
-		if h = strings.TrimSpace(h); h == "test" || h == "test-success" {
-			return true
-		}
-	}
-	return false
 }

@@ -68,11 +68,11 @@ func (e *dependencyNotPermitted) Is(target error) bool { return target == projec
 func CachedProjects(reader client.Reader, namespace string) ProjectFunc {
 	return func(ctx context.Context, name string) (*v1alpha1.AppProject, error) {
 		if name == "" {
-			name = project.DefaultName
+			name = v1alpha1.DefaultProjectName
 		}
 		proj := &v1alpha1.AppProject{}
 		err := reader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, proj)
-		if apierrors.IsNotFound(err) && name == project.DefaultName {
+		if apierrors.IsNotFound(err) && name == v1alpha1.DefaultProjectName {
 			return project.Default(namespace), nil
 		}
 		if err != nil {

@@ -158,7 +158,7 @@ func TestReadonlyUserCanListButNotSync(t *testing.T) {
 	if r := h.do(http.MethodGet, "/api/v1/applications/other?refresh=hard", alice, nil); r.status != http.StatusOK {
 		t.Fatalf("refresh: %d %s", r.status, r.body)
 	}
-	if got := h.getApp("other").Annotations[AnnotationRefresh]; got != "hard" {
+	if got := h.getApp("other").Annotations[v1alpha1.AnnotationRefresh]; got != "hard" {
 		t.Errorf("refresh annotation %q, want hard", got)
 	}
 

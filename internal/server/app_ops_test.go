@@ -11,7 +11,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
-	"github.com/skiffcd/skiff/internal/cli/appcli"
 )
 
 // updateApp changes an Application (it has no status subresource, so the
@@ -64,6 +63,12 @@ func TestRollbackTerminateAndDelete(t *testing.T) {
 	}
 	wantError(t, h.do(http.MethodPost, "/api/v1/applications/guestbook/rollback", admin, map[string]any{"id": 0}), http.StatusConflict)
 	wantError(t, h.do(http.MethodPost, "/api/v1/applications/keep/rollback", admin, map[string]any{}), http.StatusBadRequest) // no history
+	h.updateApp("keep", func(app *v1alpha1.Application) {
+		app.Spec.SyncPolicy = &v1alpha1.SyncPolicy{Automated: &v1alpha1.SyncPolicyAutomated{}}
+		app.Status.History = h.getApp("guestbook").Status.History
+	})
+	wantError(t, h.do(http.MethodPost, "/api/v1/applications/keep/rollback", admin, map[string]any{"id": 0}), http.StatusBadRequest) // automated sync
+	h.updateApp("keep", func(app *v1alpha1.Application) { app.Spec.SyncPolicy = nil })
 
 	wantError(t, h.do(http.MethodDelete, "/api/v1/applications/keep/operation", admin, nil), http.StatusConflict)
 	h.updateApp("guestbook", func(app *v1alpha1.Application) {
@@ -88,8 +93,8 @@ func TestRollbackTerminateAndDelete(t *testing.T) {
 	}
 	// No controller runs here to process the finalizer: the app waits for it.
 	app := h.getApp("cascade")
-	if app.DeletionTimestamp == nil || !slices.Contains(app.Finalizers, appcli.FinalizerBackground) {
-		t.Errorf("cascade delete left deletion %v finalizers %v, want deleting with %s", app.DeletionTimestamp, app.Finalizers, appcli.FinalizerBackground)
+	if app.DeletionTimestamp == nil || !slices.Contains(app.Finalizers, v1alpha1.FinalizerResourcesBackground) {
+		t.Errorf("cascade delete left deletion %v finalizers %v, want deleting with %s", app.DeletionTimestamp, app.Finalizers, v1alpha1.FinalizerResourcesBackground)
 	}
 	h.updateApp("cascade", func(app *v1alpha1.Application) { app.Finalizers = nil }) // let the namespace go
 }

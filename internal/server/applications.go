@@ -3,30 +3,20 @@ package server
 import (
 	"errors"
 	"net/http"
-	"slices"
 	"strings"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
-	"github.com/skiffcd/skiff/internal/cli/appcli"
-	"github.com/skiffcd/skiff/internal/controller/application"
+	"github.com/skiffcd/skiff/internal/appops"
 )
-
-// AnnotationRefresh asks the Application controller for a comparison.
-const AnnotationRefresh = application.AnnotationRefresh
 
 // appObject is the RBAC object of an application: <project>/<name>.
 func appObject(app *v1alpha1.Application) string {
-	project := app.Spec.Project
-	if project == "" {
-		project = "default"
-	}
-	return project + "/" + app.Name
+	return app.ProjectName() + "/" + app.Name
 }
 
 // queryList reads a repeated or comma-separated query parameter.
@@ -90,13 +80,9 @@ func (s *Server) getApp(w http.ResponseWriter, r *http.Request, c *session, acti
 		writeError(w, http.StatusBadRequest, "invalid application name")
 		return nil, false
 	}
-	app := &v1alpha1.Application{}
-	if err := s.Client.Get(r.Context(), types.NamespacedName{Namespace: s.Namespace, Name: name}, app); err != nil {
-		if apierrors.IsNotFound(err) {
-			writeError(w, http.StatusNotFound, "application "+name+" not found")
-		} else {
-			s.internalError(w, err)
-		}
+	app, err := appops.Get(r.Context(), s.Client, types.NamespacedName{Namespace: s.Namespace, Name: name})
+	if err != nil {
+		s.opError(w, err)
 		return nil, false
 	}
 	if !s.authorize(w, r, c, resApplications, action, appObject(app)) {
@@ -110,17 +96,19 @@ func (s *Server) getApp(w http.ResponseWriter, r *http.Request, c *session, acti
 // refresh annotation, as `argocd app get --refresh` does.
 func (s *Server) handleGetApplication(w http.ResponseWriter, r *http.Request, c *session) {
 	refresh := r.URL.Query().Get("refresh")
-	if refresh != "" && refresh != "normal" && refresh != "hard" {
-		writeError(w, http.StatusBadRequest, `refresh must be "normal" or "hard"`)
-		return
+	if refresh != "" {
+		if err := appops.CheckRefresh(refresh); err != nil {
+			s.opError(w, err)
+			return
+		}
 	}
 	app, ok := s.getApp(w, r, c, actGet)
 	if !ok {
 		return
 	}
 	if refresh != "" {
-		if err := s.Client.Patch(r.Context(), app, refreshPatch(refresh)); err != nil {
-			s.internalError(w, err)
+		if err := appops.Refresh(r.Context(), s.Client, app, refresh); err != nil {
+			s.opError(w, err)
 			return
 		}
 	}
@@ -145,40 +133,24 @@ func (s *Server) handleSync(w http.ResponseWriter, r *http.Request, c *session) 
 			return
 		}
 	}
-	for _, res := range req.Resources {
-		if res.Kind == "" || res.Name == "" {
-			writeError(w, http.StatusBadRequest, "each resource needs a kind and a name")
-			return
-		}
+	op := &v1alpha1.SyncOperation{Revision: req.Revision, Prune: req.Prune, DryRun: req.DryRun, Resources: req.Resources}
+	if err := appops.CheckSync(op); err != nil {
+		s.opError(w, err)
+		return
 	}
 	app, ok := s.getApp(w, r, c, actSync)
 	if !ok {
 		return
 	}
-	s.startOperation(w, r, c, app, &v1alpha1.SyncOperation{
-		Revision:  req.Revision,
-		Prune:     req.Prune,
-		DryRun:    req.DryRun,
-		Resources: req.Resources,
-	})
+	s.startOperation(w, r, c, app, op)
 }
 
-// startOperation sets op as app's operation, as Argo CD's API requests a
-// sync: 409 while another operation is set, or when the app changed since
-// it was read.
+// startOperation sets op as app's operation in the caller's name: 409
+// while another operation is set, or when the app changed since it was
+// read.
 func (s *Server) startOperation(w http.ResponseWriter, r *http.Request, c *session, app *v1alpha1.Application, op *v1alpha1.SyncOperation) {
-	if app.Operation != nil {
-		writeError(w, http.StatusConflict, "another operation is already in progress")
-		return
-	}
-	patch := client.MergeFromWithOptions(app.DeepCopy(), client.MergeFromWithOptimisticLock{})
-	app.Operation = &v1alpha1.Operation{Sync: op, InitiatedBy: v1alpha1.OperationInitiator{Username: c.displayName()}}
-	if err := s.Client.Patch(r.Context(), app, patch); err != nil {
-		if apierrors.IsConflict(err) {
-			writeError(w, http.StatusConflict, "the application changed meanwhile: try again")
-			return
-		}
-		s.internalError(w, err)
+	if err := appops.RequestSync(r.Context(), s.Client, app, op, v1alpha1.OperationInitiator{Username: c.displayName()}); err != nil {
+		s.opError(w, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, app)
@@ -207,9 +179,9 @@ func (s *Server) handleRollback(w http.ResponseWriter, r *http.Request, c *sessi
 	if req.ID != nil {
 		id = *req.ID
 	}
-	op, err := appcli.RollbackOperation(app, id, req.Prune)
+	op, err := appops.RollbackOperation(app, id, req.Prune)
 	if err != nil {
-		writeError(w, http.StatusBadRequest, err.Error())
+		s.opError(w, err)
 		return
 	}
 	s.startOperation(w, r, c, app, op)
@@ -221,12 +193,8 @@ func (s *Server) handleTerminate(w http.ResponseWriter, r *http.Request, c *sess
 	if !ok {
 		return
 	}
-	if err := appcli.Terminate(r.Context(), s.Client, client.ObjectKeyFromObject(app)); err != nil {
-		if errors.Is(err, appcli.ErrNoRunningOperation) {
-			writeError(w, http.StatusConflict, err.Error())
-			return
-		}
-		s.internalError(w, err)
+	if err := appops.Terminate(r.Context(), s.Client, client.ObjectKeyFromObject(app)); err != nil {
+		s.opError(w, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]string{})
@@ -238,32 +206,35 @@ func (s *Server) handleTerminate(w http.ResponseWriter, r *http.Request, c *sess
 func (s *Server) handleDeleteApplication(w http.ResponseWriter, r *http.Request, c *session) {
 	cascade := r.URL.Query().Get("cascade") != "false"
 	propagation := r.URL.Query().Get("propagationPolicy")
-	if _, err := appcli.SetFinalizers(nil, cascade, propagation); err != nil {
-		writeError(w, http.StatusBadRequest, err.Error())
+	if _, err := appops.SetFinalizers(nil, cascade, propagation); err != nil {
+		s.opError(w, err)
 		return
 	}
 	app, ok := s.getApp(w, r, c, actDelete)
 	if !ok {
 		return
 	}
-	finalizers, _ := appcli.SetFinalizers(app.Finalizers, cascade, propagation)
-	if !slices.Equal(finalizers, app.Finalizers) {
-		patch := client.MergeFromWithOptions(app.DeepCopy(), client.MergeFromWithOptimisticLock{})
-		app.Finalizers = finalizers
-		if err := s.Client.Patch(r.Context(), app, patch); err != nil {
-			if apierrors.IsConflict(err) {
-				writeError(w, http.StatusConflict, "the application changed meanwhile: try again")
-				return
-			}
-			s.internalError(w, err)
-			return
-		}
-	}
-	if err := s.Client.Delete(r.Context(), app); client.IgnoreNotFound(err) != nil {
-		s.internalError(w, err)
+	if err := appops.Delete(r.Context(), s.Client, app, cascade, propagation); err != nil {
+		s.opError(w, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]string{})
+}
+
+// opError answers an error of an operation on apps by its kind: 404, 400
+// or 409 with its message, which speaks in the API's terms; any other
+// error is ours (500).
+func (s *Server) opError(w http.ResponseWriter, err error) {
+	switch {
+	case errors.Is(err, appops.ErrNotFound):
+		writeError(w, http.StatusNotFound, err.Error())
+	case errors.Is(err, appops.ErrInvalid):
+		writeError(w, http.StatusBadRequest, err.Error())
+	case errors.Is(err, appops.ErrConflict):
+		writeError(w, http.StatusConflict, err.Error())
+	default:
+		s.internalError(w, err)
+	}
 }
 
 // handleListProjects lists the AppProjects the caller may get.

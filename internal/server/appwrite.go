@@ -5,72 +5,34 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strings"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
-	"github.com/skiffcd/skiff/internal/project"
+	"github.com/skiffcd/skiff/internal/appops"
+	"github.com/skiffcd/skiff/internal/reposerver"
 )
 
 // maxAppBytes bounds an Application body; real ones are a few KiB.
 const maxAppBytes = 1 << 20
 
-// errInvalidApp marks a body the API refuses with 400.
-var errInvalidApp = errors.New("invalid application")
-
-// validateApp checks what the API can check of an app before writing it:
-// its name, its sources and destination, and that its project exists and
-// permits them. A missing default project counts as Argo CD's default
-// (the controller creates it).
+// validateApp checks an app before writing it as the controller checks it
+// (appops.Validate): a body it refuses is a 400. A missing default project
+// counts as Argo CD's default (the controller creates it).
 func (s *Server) validateApp(ctx context.Context, app *v1alpha1.Application) error {
-	if msgs := validation.IsDNS1123Subdomain(app.Name); len(msgs) > 0 {
-		return fmt.Errorf("%w: metadata.name %q: %s", errInvalidApp, app.Name, strings.Join(msgs, "; "))
-	}
-	srcs := app.Spec.GetSources()
-	if len(srcs) == 0 {
-		return fmt.Errorf("%w: spec.source or spec.sources is required", errInvalidApp)
-	}
-	d := app.Spec.Destination
-	if d.Server == "" && d.Name == "" {
-		return fmt.Errorf("%w: spec.destination needs a server or a name", errInvalidApp)
-	}
-	name := app.Spec.Project
-	if name == "" {
-		name = "default"
-	}
-	proj := &v1alpha1.AppProject{}
-	err := s.Client.Get(ctx, client.ObjectKey{Namespace: s.Namespace, Name: name}, proj)
-	switch {
-	case apierrors.IsNotFound(err) && name == "default":
-		proj = project.Default(s.Namespace)
-	case apierrors.IsNotFound(err):
-		return fmt.Errorf("%w: project %s does not exist", errInvalidApp, name)
-	case err != nil:
-		return fmt.Errorf("reading project %s: %w", name, err)
-	}
-	for i, src := range srcs {
-		if src.RepoURL == "" {
-			return fmt.Errorf("%w: source %d has no repoURL", errInvalidApp, i+1)
-		}
-		if err := project.CheckSource(proj, src.RepoURL); err != nil {
-			return fmt.Errorf("%w: %w", errInvalidApp, err)
-		}
-	}
-	if err := project.CheckDestination(proj, d.Server, d.Name, d.Namespace); err != nil {
-		return fmt.Errorf("%w: %w", errInvalidApp, err)
-	}
-	return nil
+	_, err := appops.Validate(ctx, app, reposerver.CachedProjects(s.Client, s.Namespace))
+	return err
 }
 
 // writeAppError answers a failed validation or write.
 func (s *Server) writeAppError(w http.ResponseWriter, err error) {
 	switch {
-	case errors.Is(err, errInvalidApp), apierrors.IsInvalid(err), apierrors.IsBadRequest(err):
+	case errors.Is(err, appops.ErrInvalid):
+		writeError(w, http.StatusBadRequest, "invalid application: "+err.Error())
+	case apierrors.IsInvalid(err), apierrors.IsBadRequest(err):
 		writeError(w, http.StatusBadRequest, err.Error())
 	case apierrors.IsConflict(err):
 		writeError(w, http.StatusConflict, "the application changed meanwhile: read it again and retry")

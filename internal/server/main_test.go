@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"regexp"
 	"sort"
 	"sync"
 	"testing"
@@ -298,7 +299,13 @@ func wantError(t *testing.T, r response, status int) {
 	if e.Code != status || e.Error == "" {
 		t.Errorf("error body %s, want code %d and a message", r.body, status)
 	}
+	if cliFlag.MatchString(e.Error) {
+		t.Errorf("error %q names a CLI flag: the API speaks in its own terms", e.Error)
+	}
 }
+
+// cliFlag matches a command-line flag such as --sync-policy.
+var cliFlag = regexp.MustCompile(`(^|\s|\()--[a-z]`)
 
 // login returns a session token for user.
 func (h *harness) login(user, password string) string {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"net"
 	"net/http"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -20,8 +19,6 @@ import (
 	"github.com/skiffcd/skiff/internal/controller/application"
 	"github.com/skiffcd/skiff/internal/health"
 	"github.com/skiffcd/skiff/internal/reposerver"
-	"github.com/skiffcd/skiff/internal/source"
-	"github.com/skiffcd/skiff/internal/source/helmrepo"
 	"github.com/skiffcd/skiff/internal/syncengine"
 	"github.com/skiffcd/skiff/internal/testgit"
 )
@@ -55,8 +52,10 @@ func TestGitHubPushRefreshesThroughTheApplicationController(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	repoServer := reposerver.New(source.NewCache(filepath.Join(tmp, "repos"), source.Options{}),
-		helmrepo.New(filepath.Join(tmp, "charts"), nil), reposerver.Options{})
+	repoServer, err := reposerver.NewInDir(tmp, reposerver.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	r := &application.Reconciler{
 		Client:    mgr.GetClient(),
 		APIReader: mgr.GetAPIReader(),

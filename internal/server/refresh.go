@@ -2,13 +2,13 @@ package server
 
 import (
 	"context"
-	"fmt"
+	"errors"
 	"sort"
 
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
+	"github.com/skiffcd/skiff/internal/appops"
 )
 
 // Refresher asks for an immediate comparison of the named Applications
@@ -35,20 +35,11 @@ func (a *AnnotationRefresher) RefreshApps(ctx context.Context, repoURL string, a
 	for _, name := range apps {
 		app := &v1alpha1.Application{}
 		app.Namespace, app.Name = a.Namespace, name
-		if err := a.Client.Patch(ctx, app, refreshPatch("normal")); client.IgnoreNotFound(err) != nil {
-			return fmt.Errorf("refreshing application %s: %w", name, err)
+		if err := appops.Refresh(ctx, a.Client, app, v1alpha1.RefreshNormal); err != nil && !errors.Is(err, appops.ErrNotFound) {
+			return err
 		}
 	}
 	return nil
-}
-
-// refreshPatch sets the refresh annotation to mode whatever the copy at
-// hand says: a patch computed against a cached copy that still shows an
-// earlier refresh's annotation (which the controller has since removed)
-// would be empty, and no refresh would happen.
-func refreshPatch(mode string) client.Patch {
-	return client.RawPatch(types.MergePatchType,
-		[]byte(`{"metadata":{"annotations":{"`+AnnotationRefresh+`":"`+mode+`"}}}`))
 }
 
 // refreshFor finds the apps a push touched and asks the Refresher to

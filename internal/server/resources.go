@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -12,8 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
-	"github.com/skiffcd/skiff/internal/cli/appcli"
-	"github.com/skiffcd/skiff/internal/mask"
+	"github.com/skiffcd/skiff/internal/appops"
 	"github.com/skiffcd/skiff/internal/source"
 	"github.com/skiffcd/skiff/internal/source/helmrepo"
 )
@@ -24,7 +22,7 @@ const renderTimeout = 90 * time.Second
 
 // appRenderer reads the app of the path (RBAC get) and a renderer that
 // also renders from git; it answers errors itself.
-func (s *Server) appRenderer(w http.ResponseWriter, r *http.Request, c *session) (*v1alpha1.Application, *appcli.Renderer, bool) {
+func (s *Server) appRenderer(w http.ResponseWriter, r *http.Request, c *session) (*v1alpha1.Application, *appops.Renderer, bool) {
 	app, ok := s.getApp(w, r, c, actGet)
 	if !ok {
 		return nil, nil, false
@@ -48,7 +46,7 @@ func (s *Server) renderError(w http.ResponseWriter, err error) {
 	switch {
 	case errors.Is(err, errNotReady):
 		s.internalError(w, err)
-	case unknownRevision(err):
+	case errors.Is(err, appops.ErrInvalid), unknownRevision(err):
 		writeError(w, http.StatusBadRequest, err.Error())
 	case errors.Is(err, context.DeadlineExceeded):
 		writeError(w, http.StatusGatewayTimeout, "rendering took too long: "+err.Error())
@@ -68,18 +66,6 @@ func unknownRevision(err error) bool {
 		errors.Is(err, helmrepo.ErrVersionNotFound)
 }
 
-// jsonState is obj as a JSON string; "" for nil.
-func jsonState(obj *unstructured.Unstructured) (string, error) {
-	if obj == nil {
-		return "", nil
-	}
-	data, err := json.Marshal(mask.Secret(obj).Object)
-	if err != nil {
-		return "", fmt.Errorf("encoding %s %s: %w", obj.GetKind(), obj.GetName(), err)
-	}
-	return string(data), nil
-}
-
 // handleManagedResources compares every resource of an app with git, as
 // Argo CD's managed-resources does (RBAC get).
 func (s *Server) handleManagedResources(w http.ResponseWriter, r *http.Request, c *session) {
@@ -94,18 +80,10 @@ func (s *Server) handleManagedResources(w http.ResponseWriter, r *http.Request, 
 		s.renderError(w, err)
 		return
 	}
-	items := make([]appcli.ManagedResource, 0, len(states))
-	for _, st := range states {
-		d := appcli.ManagedResource{Group: st.Group, Kind: st.Kind, Namespace: st.Namespace, Name: st.Name,
-			Hook: st.Hook, Modified: st.Modified, Diff: st.Diff}
-		if d.TargetState, err = jsonState(st.Target); err == nil {
-			d.LiveState, err = jsonState(st.Live)
-		}
-		if err != nil {
-			s.internalError(w, err)
-			return
-		}
-		items = append(items, d)
+	items, err := appops.ManagedResources(states)
+	if err != nil {
+		s.internalError(w, err)
+		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"items": items})
 }
@@ -126,7 +104,7 @@ func (s *Server) handleManifests(w http.ResponseWriter, r *http.Request, c *sess
 	}
 	manifests := make([]string, 0, len(objs))
 	for _, obj := range objs {
-		m, err := jsonState(obj)
+		m, err := appops.MaskedJSON(obj)
 		if err != nil {
 			s.internalError(w, err)
 			return
@@ -181,7 +159,7 @@ func (s *Server) handleResource(w http.ResponseWriter, r *http.Request, c *sessi
 		writeError(w, http.StatusNotFound, fmt.Sprintf("%s %s/%s is not a resource of application %s", kind, namespace, name, app.Name))
 		return
 	}
-	manifest, err := jsonState(obj)
+	manifest, err := appops.MaskedJSON(obj)
 	if err != nil {
 		s.internalError(w, err)
 		return

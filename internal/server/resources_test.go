@@ -12,7 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
-	"github.com/skiffcd/skiff/internal/cli/appcli"
+	"github.com/skiffcd/skiff/internal/appops"
 	"github.com/skiffcd/skiff/internal/mask"
 	"github.com/skiffcd/skiff/internal/source"
 	"github.com/skiffcd/skiff/internal/source/helmrepo"
@@ -52,9 +52,9 @@ func TestManagedResourcesAndManifests(t *testing.T) {
 			t.Fatalf("managed-resources show a Secret value: %s", r.body)
 		}
 	}
-	var diffs struct{ Items []appcli.ManagedResource }
+	var diffs struct{ Items []appops.ManagedResource }
 	r.json(t, &diffs)
-	byName := map[string]appcli.ManagedResource{}
+	byName := map[string]appops.ManagedResource{}
 	for _, d := range diffs.Items {
 		byName[d.Name] = d
 	}

@@ -22,7 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
-	"github.com/skiffcd/skiff/internal/cli/appcli"
+	"github.com/skiffcd/skiff/internal/appops"
 	"github.com/skiffcd/skiff/internal/health"
 )
 
@@ -200,11 +200,11 @@ func podInfo(obj *unstructured.Unstructured) []infoItem {
 var errNoLiveReader = fmt.Errorf("%w: reading live resources is not configured", errNotReady)
 
 // renderer reads live objects and renders apps with the server's clients.
-func (s *Server) renderer() (*appcli.Renderer, error) {
+func (s *Server) renderer() (*appops.Renderer, error) {
 	if s.Dynamic == nil || s.Mapper == nil {
 		return nil, errNoLiveReader
 	}
-	return &appcli.Renderer{Repo: s.Repo, Dynamic: s.Dynamic, Mapper: s.Mapper, KubeVersion: s.KubeVersion}, nil
+	return &appops.Renderer{Repo: s.Repo, Dynamic: s.Dynamic, Mapper: s.Mapper, KubeVersion: s.KubeVersion}, nil
 }
 
 // childLists says which kinds of children an owner kind has.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -20,8 +19,6 @@ import (
 	"github.com/skiffcd/skiff/api/v1alpha1"
 	"github.com/skiffcd/skiff/internal/mask"
 	"github.com/skiffcd/skiff/internal/reposerver"
-	"github.com/skiffcd/skiff/internal/source"
-	"github.com/skiffcd/skiff/internal/source/helmrepo"
 	"github.com/skiffcd/skiff/internal/testcluster"
 )
 
@@ -35,9 +32,9 @@ func startFullServer(t *testing.T) *harness {
 			t.Fatal(err)
 		}
 		s.Dynamic, s.Mapper = dyn, s.Client.RESTMapper()
-		tmp := t.TempDir()
-		s.Repo = reposerver.New(source.NewCache(filepath.Join(tmp, "repos"), source.Options{}),
-			helmrepo.New(filepath.Join(tmp, "charts"), nil), reposerver.Options{})
+		if s.Repo, err = reposerver.NewInDir(t.TempDir(), reposerver.Options{}); err != nil {
+			t.Fatal(err)
+		}
 		s.Informers = startCache(t, cache.Options{Scheme: s.Client.Scheme(), Mapper: s.Client.RESTMapper()})
 	})
 }

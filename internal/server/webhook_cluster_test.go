@@ -33,7 +33,7 @@ func TestGitHubWebhook(t *testing.T) {
 		t.Helper()
 		var out []string
 		for _, name := range all {
-			if h.getApp(name).Annotations[AnnotationRefresh] != "" {
+			if h.getApp(name).Annotations[v1alpha1.AnnotationRefresh] != "" {
 				out = append(out, name)
 			}
 		}
@@ -113,7 +113,7 @@ func TestWebhooksOfProvidersWithoutASecretAreRefused(t *testing.T) {
 		t.Fatalf("refreshed %v after refused webhooks", got)
 	}
 	for name := range pushes {
-		if a := h.getApp(name).Annotations[AnnotationRefresh]; a != "" {
+		if a := h.getApp(name).Annotations[v1alpha1.AnnotationRefresh]; a != "" {
 			t.Errorf("app %s annotated %q after a refused webhook", name, a)
 		}
 	}

@@ -80,3 +80,14 @@ func (o Options) Merge(s string) (Options, error) {
 	}
 	return o, nil
 }
+
+// splitList reads a comma-separated annotation, dropping blanks.
+func splitList(v string) []string {
+	var out []string
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}

@@ -15,17 +15,14 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/skiffcd/skiff/internal/clustercache"
+	"github.com/skiffcd/skiff/internal/hook"
 )
 
-// Annotations Argo CD users put on their objects.
+// Annotations Argo CD users put on their objects; package hook has those
+// of hooks.
 const (
-	AnnotationSyncWave         = "argocd.argoproj.io/sync-wave"
-	AnnotationHook             = "argocd.argoproj.io/hook"
-	AnnotationHookDeletePolicy = "argocd.argoproj.io/hook-delete-policy"
-	AnnotationSyncOptions      = "argocd.argoproj.io/sync-options"
-	AnnotationHelmHook         = "helm.sh/hook"
-	AnnotationHelmHookWeight   = "helm.sh/hook-weight"
-	AnnotationHelmDeletePolicy = "helm.sh/hook-delete-policy"
+	AnnotationSyncWave    = "argocd.argoproj.io/sync-wave"
+	AnnotationSyncOptions = "argocd.argoproj.io/sync-options"
 )
 
 // Phase is a sync phase; hooks of type SyncFail run only when a sync fails.
@@ -33,10 +30,10 @@ type Phase string
 
 // Sync phases, in execution order, and the SyncFail hook type.
 const (
-	PhasePreSync  Phase = "PreSync"
-	PhaseSync     Phase = "Sync"
-	PhasePostSync Phase = "PostSync"
-	PhaseSyncFail Phase = "SyncFail"
+	PhasePreSync  = Phase(hook.PreSync)
+	PhaseSync     = Phase(hook.Sync)
+	PhasePostSync = Phase(hook.PostSync)
+	PhaseSyncFail = Phase(hook.SyncFail)
 )
 
 var phaseOrder = map[Phase]int{PhasePreSync: 0, PhaseSync: 1, PhasePostSync: 2, PhaseSyncFail: 3}
@@ -114,7 +111,6 @@ func NewPlan(in PlanInput) (*Plan, error) {
 		if !selected(key) {
 			continue
 		}
-		hookTypes, isHook := hookTypesOf(obj)
 		wave, err := waveOf(obj)
 		if err != nil {
 			return nil, err
@@ -123,17 +119,17 @@ func NewPlan(in PlanInput) (*Plan, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", key, err)
 		}
-		if !isHook {
+		if !hook.IsHook(obj) {
 			plan.Tasks = append(plan.Tasks, Task{Desired: obj, Live: live[key], Key: key, Phase: PhaseSync, Wave: wave, Options: opts})
 			continue
 		}
-		for _, phase := range hookTypes {
-			if phase == "Skip" {
+		for _, phase := range hook.Types(obj) {
+			if phase == hook.Skip {
 				continue
 			}
 			plan.Tasks = append(plan.Tasks, Task{
 				Desired: obj, Live: live[key], Key: key, Phase: Phase(phase), Wave: wave, Hook: true,
-				DeletePolicies: deletePoliciesOf(obj), Options: opts,
+				DeletePolicies: hook.DeletePolicies(obj), Options: opts,
 			})
 		}
 	}
@@ -141,7 +137,7 @@ func NewPlan(in PlanInput) (*Plan, error) {
 		if desiredKeys[key] || !selected(key) {
 			continue
 		}
-		if _, isHook := hookTypesOf(obj); isHook {
+		if hook.IsHook(obj) {
 			continue // hooks are not part of the desired set; their policies clean them
 		}
 		wave, _ := waveOf(obj)
@@ -213,7 +209,7 @@ func waveOf(obj *unstructured.Unstructured) (int, error) {
 	ann := obj.GetAnnotations()
 	value, ok := ann[AnnotationSyncWave]
 	if !ok {
-		value, ok = ann[AnnotationHelmHookWeight]
+		value, ok = ann[hook.AnnotationHelmWeight]
 	}
 	if !ok {
 		return 0, nil
@@ -223,66 +219,4 @@ func waveOf(obj *unstructured.Unstructured) (int, error) {
 		return 0, fmt.Errorf("%s: sync wave %q is not an integer", clustercache.KeyOf(obj), value)
 	}
 	return wave, nil
-}
-
-// helmHookPhases maps Helm hooks to Argo CD phases, as Argo CD does.
-var helmHookPhases = map[string]string{
-	"pre-install": "PreSync", "pre-upgrade": "PreSync",
-	"post-install": "PostSync", "post-upgrade": "PostSync",
-	"crd-install": "PreSync",
-}
-
-// hookTypesOf returns the hook types of obj and whether it is a hook.
-func hookTypesOf(obj *unstructured.Unstructured) ([]string, bool) {
-	ann := obj.GetAnnotations()
-	if v, ok := ann[AnnotationHook]; ok {
-		return splitList(v), true
-	}
-	if v, ok := ann[AnnotationHelmHook]; ok {
-		var types []string
-		for _, h := range splitList(v) {
-			if p, ok := helmHookPhases[h]; ok {
-				types = append(types, p)
-			}
-		}
-		// Helm test hooks and others Argo CD does not run are skipped.
-		if len(types) == 0 {
-			return []string{"Skip"}, true
-		}
-		return types, true
-	}
-	return nil, false
-}
-
-func deletePoliciesOf(obj *unstructured.Unstructured) []string {
-	ann := obj.GetAnnotations()
-	if v, ok := ann[AnnotationHookDeletePolicy]; ok {
-		return splitList(v)
-	}
-	if v, ok := ann[AnnotationHelmDeletePolicy]; ok {
-		var out []string
-		for _, p := range splitList(v) {
-			switch p {
-			case "hook-succeeded":
-				out = append(out, "HookSucceeded")
-			case "hook-failed":
-				out = append(out, "HookFailed")
-			case "before-hook-creation":
-				out = append(out, "BeforeHookCreation")
-			}
-		}
-		return out
-	}
-	// Argo CD's default: replace the previous run's hook when creating it.
-	return []string{"BeforeHookCreation"}
-}
-
-func splitList(v string) []string {
-	var out []string
-	for _, s := range strings.Split(v, ",") {
-		if s = strings.TrimSpace(s); s != "" {
-			out = append(out, s)
-		}
-	}
-	return out
 }

@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/util/retry"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
+	"github.com/skiffcd/skiff/internal/appops"
 	"github.com/skiffcd/skiff/internal/cli/sessioncli"
 )
 
@@ -178,7 +179,7 @@ func (a *API) Rollback(ctx context.Context, name string, id int64, prune bool) (
 	app := &v1alpha1.Application{}
 	err := retryChanged(func() error { return a.call(ctx, http.MethodPost, appPath(name, "/rollback"), body, app) })
 	if err != nil {
-		return nil, wrap(err, "rolling back application "+name)
+		return nil, wrap(rollbackHint(err, name), "rolling back application "+name)
 	}
 	return app, nil
 }
@@ -187,7 +188,7 @@ func (a *API) Rollback(ctx context.Context, name string, id int64, prune bool) (
 func (a *API) Terminate(ctx context.Context, name string) error {
 	err := a.call(ctx, http.MethodDelete, appPath(name, "/operation"), nil, nil)
 	if statusCode(err) == http.StatusConflict {
-		return fmt.Errorf("application %s: %w", name, ErrNoRunningOperation)
+		return fmt.Errorf("application %s: %w", name, appops.ErrNoRunningOperation)
 	}
 	if err != nil {
 		return wrap(err, "terminating the operation of "+name)
@@ -197,9 +198,6 @@ func (a *API) Terminate(ctx context.Context, name string) error {
 
 // Delete deletes /api/v1/applications/{name}?cascade=&propagationPolicy=.
 func (a *API) Delete(ctx context.Context, name string, cascade bool, propagation string) error {
-	if _, err := SetFinalizers(nil, cascade, propagation); err != nil {
-		return err
-	}
 	q := url.Values{"cascade": {strconv.FormatBool(cascade)}}
 	if cascade && propagation != "" {
 		q.Set("propagationPolicy", strings.ToLower(propagation))
@@ -211,37 +209,23 @@ func (a *API) Delete(ctx context.Context, name string, cascade bool, propagation
 	return nil
 }
 
-// ManagedResource is one item of GET .../managed-resources, as the API
-// server writes it and the HTTP backend reads it (Argo CD's field names).
-type ManagedResource struct {
-	Group       string `json:"group"`
-	Kind        string `json:"kind"`
-	Namespace   string `json:"namespace"`
-	Name        string `json:"name"`
-	Hook        bool   `json:"hook"`
-	Modified    bool   `json:"modified"`
-	TargetState string `json:"targetState"`
-	LiveState   string `json:"liveState"`
-	Diff        string `json:"diff"`
-}
-
 // Diff reads /api/v1/applications/{name}/managed-resources and keeps the
-// modified resources in the server's order (sorted as Renderer.Compare
+// modified resources in the server's order (sorted as appops.Renderer.Compare
 // sorts them); the server compares with the target revision only.
-func (a *API) Diff(ctx context.Context, name, revision string) ([]ResourceDiff, error) {
+func (a *API) Diff(ctx context.Context, name, revision string) ([]appops.ResourceDiff, error) {
 	if revision != "" {
 		return nil, errors.New("--revision is not supported through the API server: use --core")
 	}
 	var out struct {
-		Items []ManagedResource `json:"items"`
+		Items []appops.ManagedResource `json:"items"`
 	}
 	if err := a.call(ctx, http.MethodGet, appPath(name, "/managed-resources"), nil, &out); err != nil {
 		return nil, wrap(err, "comparing application "+name)
 	}
-	var diffs []ResourceDiff
+	var diffs []appops.ResourceDiff
 	for _, r := range out.Items {
 		if r.Modified && !r.Hook {
-			diffs = append(diffs, ResourceDiff{Group: r.Group, Kind: r.Kind, Namespace: r.Namespace, Name: r.Name, Diff: r.Diff})
+			diffs = append(diffs, appops.ResourceDiff{Group: r.Group, Kind: r.Kind, Namespace: r.Namespace, Name: r.Name, Diff: r.Diff})
 		}
 	}
 	return diffs, nil

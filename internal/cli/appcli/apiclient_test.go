@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
+	"github.com/skiffcd/skiff/internal/appops"
 	"github.com/skiffcd/skiff/internal/cli/sessioncli"
 )
 
@@ -155,7 +156,7 @@ func TestAPIErrors(t *testing.T) {
 			status: 409, call: func(ctx context.Context, a *API) error { return a.Update(ctx, app) }, want: ErrConflict,
 		},
 		"409 on terminate is no running operation": {
-			status: 409, call: func(ctx context.Context, a *API) error { return a.Terminate(ctx, "web") }, want: ErrNoRunningOperation,
+			status: 409, call: func(ctx context.Context, a *API) error { return a.Terminate(ctx, "web") }, want: appops.ErrNoRunningOperation,
 		},
 	}
 	for name, tc := range tests {
@@ -201,7 +202,7 @@ func TestAPIDiffAndManifests(t *testing.T) {
 	if seen.uri != "/api/v1/applications/web/managed-resources" {
 		t.Errorf("asked %s", seen.uri)
 	}
-	want := []ResourceDiff{
+	want := []appops.ResourceDiff{
 		{Kind: "Secret", Namespace: "ns", Name: "db", Diff: "-a\n+b\n"},
 		{Group: "apps", Kind: "Deployment", Namespace: "ns", Name: "web", Diff: "-1\n+2\n"},
 	}

@@ -22,7 +22,7 @@ func TestSpecFlagsApply(t *testing.T) {
 			start: v1alpha1.Application{Spec: v1alpha1.ApplicationSpec{SyncPolicy: &v1alpha1.SyncPolicy{SyncOptions: []string{"CreateNamespace=false"}}}},
 			check: func(t *testing.T, app *v1alpha1.Application) {
 				p := app.Spec.SyncPolicy
-				if !Automated(app) || !p.Automated.Prune || !p.Automated.SelfHeal || len(p.SyncOptions) != 1 || p.SyncOptions[0] != "CreateNamespace=true" {
+				if !app.IsAutomated() || !p.Automated.Prune || !p.Automated.SelfHeal || len(p.SyncOptions) != 1 || p.SyncOptions[0] != "CreateNamespace=true" {
 					t.Errorf("policy %+v %+v", p, p.Automated)
 				}
 			},
@@ -101,74 +101,6 @@ func TestParseResource(t *testing.T) {
 				t.Errorf("got %+v, %v; want %+v (error %v)", got, err, tc.want, tc.wantErr)
 			}
 		})
-	}
-}
-
-func TestRollbackOperation(t *testing.T) {
-	history := []v1alpha1.RevisionHistory{
-		{ID: 0, Revision: "aaa", Source: v1alpha1.ApplicationSource{RepoURL: "r", Path: "p", TargetRevision: "HEAD"}},
-		{ID: 1, Revision: "bbb", Source: v1alpha1.ApplicationSource{RepoURL: "r", Path: "p", TargetRevision: "HEAD"}},
-	}
-	app := &v1alpha1.Application{Status: v1alpha1.ApplicationStatus{History: history}}
-	tests := map[string]struct {
-		app     *v1alpha1.Application
-		id      int64
-		want    string
-		wantErr string
-	}{
-		"previous by default": {app: app, id: -1, want: "aaa"},
-		"by ID":               {app: app, id: 1, want: "bbb"},
-		"unknown ID":          {app: app, id: 7, wantErr: "no history entry 7"},
-		"automated sync refuses": {
-			app: &v1alpha1.Application{Spec: v1alpha1.ApplicationSpec{SyncPolicy: &v1alpha1.SyncPolicy{Automated: &v1alpha1.SyncPolicyAutomated{}}},
-				Status: v1alpha1.ApplicationStatus{History: history}},
-			id: 0, wantErr: "auto-sync is enabled",
-		},
-		"nothing before the only entry": {
-			app: &v1alpha1.Application{Status: v1alpha1.ApplicationStatus{History: history[:1]}}, id: -1, wantErr: "no previous deployment",
-		},
-	}
-	for name, tc := range tests {
-		t.Run(name, func(t *testing.T) {
-			op, err := RollbackOperation(tc.app, tc.id, false)
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("got %v, want %q", err, tc.wantErr)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if op.Revision != tc.want || op.Source == nil || op.Source.TargetRevision != "HEAD" || op.Source.Path != "p" {
-				t.Errorf("operation %+v source %+v, want revision %s and the source as written", op, op.Source, tc.want)
-			}
-		})
-	}
-}
-
-func TestSetFinalizers(t *testing.T) {
-	tests := map[string]struct {
-		in          []string
-		cascade     bool
-		propagation string
-		want        []string
-	}{
-		"foreground":           {in: []string{"other"}, cascade: true, propagation: "foreground", want: []string{"other", FinalizerForeground}},
-		"background replaces":  {in: []string{FinalizerForeground}, cascade: true, propagation: "background", want: []string{FinalizerBackground}},
-		"no cascade removes":   {in: []string{FinalizerBackground, "other"}, want: []string{"other"}},
-		"no cascade, none set": {in: nil, want: []string{}},
-	}
-	for name, tc := range tests {
-		t.Run(name, func(t *testing.T) {
-			got, err := SetFinalizers(tc.in, tc.cascade, tc.propagation)
-			if err != nil || strings.Join(got, ",") != strings.Join(tc.want, ",") {
-				t.Errorf("got %v, %v; want %v", got, err, tc.want)
-			}
-		})
-	}
-	if _, err := SetFinalizers(nil, true, "orphan"); err == nil {
-		t.Error("an unknown propagation policy was accepted")
 	}
 }
 

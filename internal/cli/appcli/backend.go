@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/util/retry"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
+	"github.com/skiffcd/skiff/internal/appops"
 )
 
 // Backend is where `skiff app` reads and changes Applications: the
@@ -38,13 +39,13 @@ type Backend interface {
 	// before the last), and returns the Application as written.
 	Rollback(ctx context.Context, name string, id int64, prune bool) (*v1alpha1.Application, error)
 	// Terminate stops the running operation; an error wrapping
-	// ErrNoRunningOperation when there is none.
+	// appops.ErrNoRunningOperation when there is none.
 	Terminate(ctx context.Context, name string) error
 	// Delete deletes the Application and, with cascade, its resources
 	// (propagation foreground or background).
 	Delete(ctx context.Context, name string, cascade bool, propagation string) error
 	// Diff returns the resources whose live state differs from git.
-	Diff(ctx context.Context, name, revision string) ([]ResourceDiff, error)
+	Diff(ctx context.Context, name, revision string) ([]appops.ResourceDiff, error)
 	// Manifests returns the objects the Application renders to at
 	// revision (empty: its target revision).
 	Manifests(ctx context.Context, name, revision string) ([]*unstructured.Unstructured, error)

@@ -2,9 +2,8 @@ package appcli
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -13,16 +12,17 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
-	"github.com/skiffcd/skiff/internal/controller/application"
+	"github.com/skiffcd/skiff/internal/appops"
+	"github.com/skiffcd/skiff/internal/reposerver"
 	"github.com/skiffcd/skiff/internal/source"
 )
 
 // Kube is the Backend of `--core`: the cluster of a kubeconfig, with
-// diffs and manifests rendered in-process.
+// diffs and manifests rendered in-process. It runs the same operations
+// (appops) as the API server.
 type Kube struct {
 	Client client.Client
 	Config *rest.Config
@@ -67,26 +67,28 @@ func (k *Kube) List(ctx context.Context, projects []string, selector string) ([]
 // Get reads an Application, first setting the refresh annotation when
 // refresh is given.
 func (k *Kube) Get(ctx context.Context, name, refresh string) (*v1alpha1.Application, error) {
-	app := &v1alpha1.Application{}
-	if err := k.Client.Get(ctx, k.key(name), app); err != nil {
-		return nil, fmt.Errorf("reading application %s: %w", name, err)
+	app, err := appops.Get(ctx, k.Client, k.key(name))
+	if err != nil || refresh == "" {
+		return app, err
 	}
-	if refresh == "" {
-		return app, nil
-	}
-	patch := client.MergeFrom(app.DeepCopy())
-	if app.Annotations == nil {
-		app.Annotations = map[string]string{}
-	}
-	app.Annotations[application.AnnotationRefresh] = refresh
-	if err := k.Client.Patch(ctx, app, patch); err != nil {
-		return nil, fmt.Errorf("refreshing application %s: %w", name, err)
+	if err := appops.Refresh(ctx, k.Client, app, refresh); err != nil {
+		return nil, err
 	}
 	return app, nil
 }
 
-// Create creates app.
+// validate checks app as the API server and the controller do, reading
+// its project from the app's namespace.
+func (k *Kube) validate(ctx context.Context, app *v1alpha1.Application) error {
+	_, err := appops.Validate(ctx, app, reposerver.CachedProjects(k.Client, app.Namespace))
+	return err
+}
+
+// Create validates and creates app.
 func (k *Kube) Create(ctx context.Context, app *v1alpha1.Application) error {
+	if err := k.validate(ctx, app); err != nil {
+		return err
+	}
 	err := k.Client.Create(ctx, app)
 	if apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("%w: %w", ErrExists, err)
@@ -94,62 +96,81 @@ func (k *Kube) Create(ctx context.Context, app *v1alpha1.Application) error {
 	return err
 }
 
-// Update replaces app.
+// Update validates and replaces app.
 func (k *Kube) Update(ctx context.Context, app *v1alpha1.Application) error {
+	if err := k.validate(ctx, app); err != nil {
+		return err
+	}
 	return k.Client.Update(ctx, app)
+}
+
+// requestSync reads the Application and sets the operation op returns for
+// it, reading again when it changed meanwhile.
+func (k *Kube) requestSync(ctx context.Context, name string, op func(*v1alpha1.Application) (*v1alpha1.SyncOperation, error)) (*v1alpha1.Application, error) {
+	var app *v1alpha1.Application
+	err := appops.RetryChanged(func() error {
+		var err error
+		if app, err = appops.Get(ctx, k.Client, k.key(name)); err != nil {
+			return err
+		}
+		sync, err := op(app)
+		if err != nil {
+			return err
+		}
+		return appops.RequestSync(ctx, k.Client, app, sync, Initiator)
+	})
+	return app, err
 }
 
 // Sync sets op as the Application's operation.
 func (k *Kube) Sync(ctx context.Context, name string, op *v1alpha1.SyncOperation) (*v1alpha1.Application, error) {
-	return RequestSync(ctx, k.Client, k.key(name), op)
+	app, err := k.requestSync(ctx, name, func(*v1alpha1.Application) (*v1alpha1.SyncOperation, error) { return op, nil })
+	if err != nil {
+		return nil, fmt.Errorf("syncing application %s: %w", name, err)
+	}
+	return app, nil
 }
 
 // Rollback reads the history and requests the sync to entry id.
 func (k *Kube) Rollback(ctx context.Context, name string, id int64, prune bool) (*v1alpha1.Application, error) {
-	app, err := k.Get(ctx, name, "")
+	app, err := k.requestSync(ctx, name, func(app *v1alpha1.Application) (*v1alpha1.SyncOperation, error) {
+		return appops.RollbackOperation(app, id, prune)
+	})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("rolling back application %s: %w", name, rollbackHint(err, name))
 	}
-	op, err := RollbackOperation(app, id, prune)
-	if err != nil {
-		return nil, err
+	return app, nil
+}
+
+// rollbackHint says, to a rollback refused because automated sync is on
+// (appops.ErrAutomatedRollback, or the API server's answer with its
+// message), how to turn it off.
+func rollbackHint(err error, name string) error {
+	var s *ServerError
+	if errors.Is(err, appops.ErrAutomatedRollback) || errors.As(err, &s) && s.Message == appops.ErrAutomatedRollback.Error() {
+		return fmt.Errorf("%w (skiff app set %s --sync-policy none)", err, name)
 	}
-	return k.Sync(ctx, name, op)
+	return err
 }
 
 // Terminate stops the running operation.
 func (k *Kube) Terminate(ctx context.Context, name string) error {
-	return Terminate(ctx, k.Client, k.key(name))
+	return appops.Terminate(ctx, k.Client, k.key(name))
 }
 
 // Delete sets the resources finalizer as cascade asks and deletes.
 func (k *Kube) Delete(ctx context.Context, name string, cascade bool, propagation string) error {
-	app := &v1alpha1.Application{}
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		if err := k.Client.Get(ctx, k.key(name), app); err != nil {
-			return err
-		}
-		finalizers, err := SetFinalizers(app.Finalizers, cascade, propagation)
+	return appops.RetryChanged(func() error {
+		app, err := appops.Get(ctx, k.Client, k.key(name))
 		if err != nil {
 			return err
 		}
-		if slices.Equal(finalizers, app.Finalizers) {
-			return nil
-		}
-		app.Finalizers = finalizers
-		return k.Client.Update(ctx, app)
+		return appops.Delete(ctx, k.Client, app, cascade, propagation)
 	})
-	if err != nil {
-		return fmt.Errorf("preparing to delete application %s: %w", name, err)
-	}
-	if err := k.Client.Delete(ctx, app); err != nil {
-		return fmt.Errorf("deleting application %s: %w", name, err)
-	}
-	return nil
 }
 
 // Diff renders the Application and compares it with the live objects.
-func (k *Kube) Diff(ctx context.Context, name, revision string) ([]ResourceDiff, error) {
+func (k *Kube) Diff(ctx context.Context, name, revision string) ([]appops.ResourceDiff, error) {
 	r, app, err := k.renderer(ctx, name)
 	if err != nil {
 		return nil, err
@@ -169,18 +190,14 @@ func (k *Kube) Manifests(ctx context.Context, name, revision string) ([]*unstruc
 
 // renderer reads the app and builds a Renderer over an in-process repo
 // server.
-func (k *Kube) renderer(ctx context.Context, name string) (*Renderer, *v1alpha1.Application, error) {
+func (k *Kube) renderer(ctx context.Context, name string) (*appops.Renderer, *v1alpha1.Application, error) {
 	app, err := k.Get(ctx, name, "")
 	if err != nil {
 		return nil, nil, err
 	}
-	cacheDir := k.CacheDir
-	if cacheDir == "" {
-		dir, err := os.UserCacheDir()
-		if err != nil {
-			return nil, nil, fmt.Errorf("finding a cache directory: %w", err)
-		}
-		cacheDir = filepath.Join(dir, "skiff")
+	repo, err := reposerver.NewInDir(k.CacheDir, reposerver.Options{Credentials: reposerver.StaticCredentials(k.RepoCredentials)})
+	if err != nil {
+		return nil, nil, err
 	}
 	dyn, err := dynamic.NewForConfig(k.Config)
 	if err != nil {
@@ -194,7 +211,7 @@ func (k *Kube) renderer(ctx context.Context, name string) (*Renderer, *v1alpha1.
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading the server version: %w", err)
 	}
-	return &Renderer{
-		Repo: NewRepoServer(cacheDir, k.RepoCredentials), Dynamic: dyn, Mapper: k.Client.RESTMapper(), KubeVersion: version.GitVersion,
+	return &appops.Renderer{
+		Repo: repo, Dynamic: dyn, Mapper: k.Client.RESTMapper(), KubeVersion: version.GitVersion,
 	}, app, nil
 }

@@ -9,11 +9,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/util/retry"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
-	"github.com/skiffcd/skiff/internal/controller/application"
 )
 
 // Scheme returns a scheme with the built-in kinds and Skiff's API.
@@ -38,58 +35,6 @@ func OperationRunning(app *v1alpha1.Application) bool {
 	}
 	s := app.Status.OperationState
 	return s != nil && s.FinishedAt == nil && (s.Phase == v1alpha1.OperationRunning || s.Phase == v1alpha1.OperationTerminating)
-}
-
-// RequestSync sets op as app's operation, refusing when another operation
-// is requested or running. The write is conditional on the version read, so
-// two clients cannot both start one; a conflict reads the Application again
-// (the controller writes its status meanwhile) and checks once more.
-func RequestSync(ctx context.Context, c client.Client, key client.ObjectKey, op *v1alpha1.SyncOperation) (*v1alpha1.Application, error) {
-	app := &v1alpha1.Application{}
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		app = &v1alpha1.Application{}
-		if err := c.Get(ctx, key, app); err != nil {
-			return fmt.Errorf("reading application %s: %w", key.Name, err)
-		}
-		if OperationRunning(app) {
-			return fmt.Errorf("another operation is already in progress on application %s", key.Name)
-		}
-		patch := client.MergeFromWithOptions(app.DeepCopy(), client.MergeFromWithOptimisticLock{})
-		app.Operation = &v1alpha1.Operation{Sync: op, InitiatedBy: Initiator}
-		if err := c.Patch(ctx, app, patch); err != nil {
-			return fmt.Errorf("requesting a sync of %s: %w", key.Name, err)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return app, nil
-}
-
-// ErrNoRunningOperation is Terminate's answer when there is nothing to stop.
-var ErrNoRunningOperation = errors.New("no running operation")
-
-// Terminate asks the controller to stop app's running operation. The
-// controller writes the operation's progress meanwhile, so a conflict
-// reads the Application again and retries.
-func Terminate(ctx context.Context, c client.Client, key client.ObjectKey) error {
-	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		app := &v1alpha1.Application{}
-		if err := c.Get(ctx, key, app); err != nil {
-			return fmt.Errorf("reading application %s: %w", key.Name, err)
-		}
-		s := app.Status.OperationState
-		if app.Operation == nil || s == nil || s.Phase != v1alpha1.OperationRunning {
-			return fmt.Errorf("application %s: %w", key.Name, ErrNoRunningOperation)
-		}
-		patch := client.MergeFromWithOptions(app.DeepCopy(), client.MergeFromWithOptimisticLock{})
-		s.Phase = v1alpha1.OperationTerminating
-		if err := c.Patch(ctx, app, patch); err != nil {
-			return fmt.Errorf("terminating the operation of %s: %w", key.Name, err)
-		}
-		return nil
-	})
 }
 
 // OperationError is returned when an operation ends without success.
@@ -266,12 +211,12 @@ func (w Waiter) WaitOperation(ctx context.Context, name string, requested *v1alp
 			}
 			refreshCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
 			defer cancel()
-			if _, err := w.Backend.Get(refreshCtx, name, "normal"); err != nil {
+			if _, err := w.Backend.Get(refreshCtx, name, v1alpha1.RefreshNormal); err != nil {
 				return true, nil // the status as it is, then
 			}
 			return false, nil
 		}
-		return app.ResourceVersion != finishedVersion && app.Annotations[application.AnnotationRefresh] == "" &&
+		return app.ResourceVersion != finishedVersion && app.Annotations[v1alpha1.AnnotationRefresh] == "" &&
 			compared != nil && !compared.Before(s.FinishedAt), nil
 	})
 	if errors.Is(err, ErrTimeout) {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
+	"github.com/skiffcd/skiff/internal/appops"
 )
 
 // Progress shows an operation as it runs. On a terminal it redraws the
@@ -46,7 +47,7 @@ func (p *Progress) Update(app *v1alpha1.Application) {
 		}
 		p.seen[r.key()+r.Hook] = r
 		fmt.Fprintf(p.Out, "%s  %s  %s  %s  %s  %s%s\n", stamp, groupKind(r.Group, r.Kind),
-			qualified(r.Namespace, r.Name), dash(r.Status), dash(r.Health), hookSuffix(r.Hook), padded(r.Message))
+			appops.QualifiedName(r.Namespace, r.Name), dash(r.Status), dash(r.Health), hookSuffix(r.Hook), padded(r.Message))
 	}
 	if phase != "" && phase+message != p.phase {
 		p.phase = phase + message
@@ -71,13 +72,6 @@ func (p *Progress) now() time.Time {
 		return p.Now()
 	}
 	return time.Now()
-}
-
-func qualified(ns, name string) string {
-	if ns == "" {
-		return name
-	}
-	return ns + "/" + name
 }
 
 func dash(s string) string {

@@ -1,6 +1,9 @@
 // Package appcli holds the logic behind `skiff app`: building and editing
-// Applications from flags, requesting and following operations, rendering
-// tables and diffs. The cobra wiring lives in cmd/skiff.
+// Applications from flags, the two backends (the API server, or --core
+// running internal/appops over a kubeconfig), following operations,
+// printing tables and diffs. The operations themselves are appops'; this
+// layer alone names flags in its messages. The cobra wiring lives in
+// cmd/skiff.
 package appcli
 
 import (
@@ -8,12 +11,6 @@ import (
 	"strings"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
-)
-
-// Finalizers that make deleting an Application delete its resources.
-const (
-	FinalizerForeground = "resources-finalizer.argocd.argoproj.io"
-	FinalizerBackground = "resources-finalizer.argocd.argoproj.io/background"
 )
 
 // Names of the flags SpecFlags reads, shared by create and set.
@@ -172,76 +169,4 @@ func ParseResource(s string) (v1alpha1.SyncOperationResource, error) {
 		res.Namespace, res.Name = ns, name
 	}
 	return res, nil
-}
-
-// Automated reports whether automated sync is on for app.
-func Automated(app *v1alpha1.Application) bool {
-	p := app.Spec.SyncPolicy
-	return p != nil && p.Automated != nil && (p.Automated.Enabled == nil || *p.Automated.Enabled)
-}
-
-// RollbackOperation returns the sync that rolls app back to history entry
-// id, or to the entry before the last one when id is negative. Like Argo CD
-// it refuses while automated sync is on, which would undo the rollback.
-func RollbackOperation(app *v1alpha1.Application, id int64, prune bool) (*v1alpha1.SyncOperation, error) {
-	if Automated(app) {
-		return nil, fmt.Errorf("rollback cannot be initiated when auto-sync is enabled; disable it first (skiff app set %s --sync-policy none)", app.Name)
-	}
-	history := app.Status.History
-	var entry *v1alpha1.RevisionHistory
-	if id < 0 {
-		if len(history) < 2 {
-			return nil, fmt.Errorf("application %s has no previous deployment to roll back to", app.Name)
-		}
-		entry = &history[len(history)-2]
-	} else {
-		for i := range history {
-			if history[i].ID == id {
-				entry = &history[i]
-			}
-		}
-		if entry == nil {
-			return nil, fmt.Errorf("application %s has no history entry %d", app.Name, id)
-		}
-	}
-	op := &v1alpha1.SyncOperation{Prune: prune}
-	if len(entry.Sources) > 0 {
-		op.Sources, op.Revisions = entry.Sources, entry.Revisions
-		return op, nil
-	}
-	// The source as that sync wrote it, pinned to its revision (Argo CD's
-	// rollback): the render sees the targetRevision it saw then.
-	src := entry.Source
-	if src.RepoURL == "" && app.Spec.Source != nil {
-		src = *app.Spec.Source
-	}
-	op.Source, op.Revision = &src, entry.Revision
-	return op, nil
-}
-
-// SetFinalizers returns finalizers with the resources finalizer for
-// cascade (foreground or background propagation), or without any for no
-// cascade.
-func SetFinalizers(finalizers []string, cascade bool, propagation string) ([]string, error) {
-	var want string
-	if cascade {
-		switch strings.ToLower(propagation) {
-		case "", "foreground":
-			want = FinalizerForeground
-		case "background":
-			want = FinalizerBackground
-		default:
-			return nil, fmt.Errorf("--propagation-policy %q: want foreground or background", propagation)
-		}
-	}
-	out := make([]string, 0, len(finalizers)+1)
-	for _, f := range finalizers {
-		if f != FinalizerForeground && f != FinalizerBackground {
-			out = append(out, f)
-		}
-	}
-	if want != "" {
-		out = append(out, want)
-	}
-	return out, nil
 }

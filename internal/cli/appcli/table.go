@@ -203,7 +203,7 @@ func WriteHistory(w io.Writer, app *v1alpha1.Application) error {
 
 // SyncPolicy names app's sync policy as `argocd app list` does.
 func SyncPolicy(app *v1alpha1.Application) string {
-	if !Automated(app) {
+	if !app.IsAutomated() {
 		return "Manual"
 	}
 	if app.Spec.SyncPolicy.Automated.Prune {
@@ -285,7 +285,7 @@ func cluster(app *v1alpha1.Application) string {
 }
 
 func project(app *v1alpha1.Application) string {
-	return firstOf(app.Spec.Project, "default")
+	return app.ProjectName()
 }
 
 func firstOf(values ...string) string {

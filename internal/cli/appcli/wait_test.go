@@ -63,7 +63,7 @@ func TestWaitOperationIgnoresReadsOlderThanTheRequest(t *testing.T) {
 	sameSecond.Status.ReconciledAt = sameSecond.Status.OperationState.FinishedAt
 	refreshing := sameSecond.DeepCopy()
 	refreshing.ResourceVersion = "11"
-	refreshing.Annotations = map[string]string{"argocd.argoproj.io/refresh": "normal"}
+	refreshing.Annotations = map[string]string{v1alpha1.AnnotationRefresh: v1alpha1.RefreshNormal}
 	refreshed := sameSecond.DeepCopy()
 	refreshed.ResourceVersion = "12"
 	tests := map[string]struct {

@@ -34,7 +34,7 @@ type autoSyncDecision struct {
 // synced with prune unless allowEmpty: it would delete everything, and an
 // empty render is more often a mistake than an intent.
 func decideAutoSync(app *v1alpha1.Application, cmp comparison, now time.Time) autoSyncDecision {
-	if !automated(app) || cmp.failed || app.Operation != nil || app.Status.Sync.Status != v1alpha1.SyncStatusCodeOutOfSync ||
+	if !app.IsAutomated() || cmp.failed || app.Operation != nil || app.Status.Sync.Status != v1alpha1.SyncStatusCodeOutOfSync ||
 		hasCondition(app, v1alpha1.ApplicationConditionInvalidSpecError) {
 		return autoSyncDecision{}
 	}
@@ -99,12 +99,6 @@ func (r *Reconciler) autoSync(app *v1alpha1.Application, cmp comparison) time.Du
 		Message: "Syncing", StartedAt: metav1.NewTime(now),
 	}
 	return 0
-}
-
-// automated reports whether app syncs by itself.
-func automated(app *v1alpha1.Application) bool {
-	auto := app.Spec.SyncPolicy
-	return auto != nil && auto.Automated != nil && (auto.Automated.Enabled == nil || *auto.Automated.Enabled)
 }
 
 func autoHealAttempts(op *v1alpha1.SyncOperation) int64 {

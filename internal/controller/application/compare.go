@@ -11,10 +11,11 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
+	"github.com/skiffcd/skiff/internal/appops"
 	"github.com/skiffcd/skiff/internal/clustercache"
 	"github.com/skiffcd/skiff/internal/diff"
 	"github.com/skiffcd/skiff/internal/health"
-	"github.com/skiffcd/skiff/internal/render"
+	"github.com/skiffcd/skiff/internal/hook"
 	"github.com/skiffcd/skiff/internal/ownwrites"
 	"github.com/skiffcd/skiff/internal/reposerver"
 	"github.com/skiffcd/skiff/internal/syncengine"
@@ -81,7 +82,7 @@ func (r *Reconciler) compare(ctx context.Context, app *v1alpha1.Application, har
 	}
 	app.Status.SourceTypes, app.Status.SourceType = sourceTypes(app)
 
-	desired := r.withNamespaces(app, resp.Manifests)
+	desired := appops.DefaultNamespaces(resp.Manifests, app.Spec.Destination.Namespace, r.Client.IsObjectNamespaced)
 	if violations := projectViolations(proj, app, desired); violations != "" {
 		conds.set(v1alpha1.ApplicationConditionInvalidSpecError, violations)
 	}
@@ -111,38 +112,6 @@ func (r *Reconciler) manifestRequest(app *v1alpha1.Application, hard bool, maxRe
 		AppName: app.Name, Project: app.Spec.Project, Sources: app.Spec.GetSources(), Namespace: app.Spec.Destination.Namespace,
 		KubeVersion: r.kubeVersion, APIVersions: r.apiVersions, Hard: hard, MaxRevisionAge: maxRevisionAge,
 	}
-}
-
-// withNamespaces gives the rendered objects (the comparison's own) that
-// are namespaced and have no namespace the destination namespace.
-func (r *Reconciler) withNamespaces(app *v1alpha1.Application, manifests []render.Manifest) []*unstructured.Unstructured {
-	crdScope := map[string]bool{} // group/Kind → namespaced, for CRDs rendered with their objects
-	for _, m := range manifests {
-		if m.Object.GetKind() == "CustomResourceDefinition" {
-			group, _, _ := unstructured.NestedString(m.Object.Object, "spec", "group")
-			kind, _, _ := unstructured.NestedString(m.Object.Object, "spec", "names", "kind")
-			scope, _, _ := unstructured.NestedString(m.Object.Object, "spec", "scope")
-			crdScope[group+"/"+kind] = scope != "Cluster"
-		}
-	}
-	out := make([]*unstructured.Unstructured, 0, len(manifests))
-	for _, m := range manifests {
-		obj := m.Object
-		namespaced, err := r.Client.IsObjectNamespaced(obj)
-		if err != nil {
-			gvk := obj.GroupVersionKind()
-			ns, known := crdScope[gvk.Group+"/"+gvk.Kind]
-			namespaced = !known || ns
-		}
-		if namespaced && obj.GetNamespace() == "" {
-			obj.SetNamespace(app.Spec.Destination.Namespace)
-		}
-		if !namespaced {
-			obj.SetNamespace("")
-		}
-		out = append(out, obj)
-	}
-	return out
 }
 
 // withWritten returns the live objects with those a sync has just written
@@ -192,7 +161,7 @@ func (r *Reconciler) resourceStatuses(ctx context.Context, app *v1alpha1.Applica
 	for i, d := range desired {
 		key := keys[i]
 		seen[key] = true
-		if isHook(d) {
+		if hook.IsHook(d) {
 			continue // hooks run during syncs; they are not part of the state
 		}
 		cached, _, err := r.Cache.GetFull(ctx, key)
@@ -218,7 +187,7 @@ func (r *Reconciler) resourceStatuses(ctx context.Context, app *v1alpha1.Applica
 	}
 	for _, l := range live {
 		key := clustercache.KeyOf(l)
-		if seen[key] || isHook(l) || len(l.GetOwnerReferences()) > 0 {
+		if seen[key] || hook.IsHook(l) || len(l.GetOwnerReferences()) > 0 {
 			continue
 		}
 		rs := resourceStatus(l)
@@ -251,13 +220,6 @@ func resourceLess(a, b v1alpha1.ResourceStatus) bool {
 	ka := a.Group + "/" + a.Kind + "/" + a.Namespace + "/" + a.Name
 	kb := b.Group + "/" + b.Kind + "/" + b.Namespace + "/" + b.Name
 	return ka < kb
-}
-
-func isHook(obj *unstructured.Unstructured) bool {
-	ann := obj.GetAnnotations()
-	_, argo := ann[syncengine.AnnotationHook]
-	_, helm := ann[syncengine.AnnotationHelmHook]
-	return argo || helm
 }
 
 // appHealth is the worst health of the app's resources; the transition

@@ -30,6 +30,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
+	"github.com/skiffcd/skiff/internal/appops"
 	"github.com/skiffcd/skiff/internal/clustercache"
 	"github.com/skiffcd/skiff/internal/diff"
 	"github.com/skiffcd/skiff/internal/ownwrites"
@@ -37,19 +38,13 @@ import (
 	"github.com/skiffcd/skiff/internal/syncengine"
 )
 
-// Annotations and finalizers Argo CD users rely on.
 const (
-	AnnotationRefresh            = "argocd.argoproj.io/refresh"
-	FinalizerResources           = "resources-finalizer.argocd.argoproj.io"
-	FinalizerResourcesBackground = "resources-finalizer.argocd.argoproj.io/background"
-	localServer                  = "https://kubernetes.default.svc"
-	localName                    = "in-cluster"
-	defaultRefreshPeriod         = 180 * time.Second
-	defaultSelfHealBackoff       = 5 * time.Second
-	maxSelfHealBackoff           = 3 * time.Minute
-	finalizerPollInterval        = 2 * time.Second
-	defaultRevisionHistoryLimit  = 10
-	terminationPollInterval      = time.Second
+	defaultRefreshPeriod        = 180 * time.Second
+	defaultSelfHealBackoff      = 5 * time.Second
+	maxSelfHealBackoff          = 3 * time.Minute
+	finalizerPollInterval       = 2 * time.Second
+	defaultRevisionHistoryLimit = 10
+	terminationPollInterval     = time.Second
 	// Event-driven comparisons wait for an operation in its first
 	// operationCompareGrace, looking again every operationCompareDeferral.
 	operationCompareGrace    = 5 * time.Second
@@ -212,7 +207,7 @@ func (specChanged) Update(e event.UpdateEvent) bool {
 		return true
 	}
 	return !equalJSON(oldApp.Spec, newApp.Spec) ||
-		oldApp.Annotations[AnnotationRefresh] != newApp.Annotations[AnnotationRefresh] ||
+		oldApp.Annotations[v1alpha1.AnnotationRefresh] != newApp.Annotations[v1alpha1.AnnotationRefresh] ||
 		!newApp.DeletionTimestamp.Equal(oldApp.DeletionTimestamp) ||
 		operationEnded(oldApp, newApp) && !comparedSynced(oldApp, newApp)
 }
@@ -347,7 +342,7 @@ func (r *Reconciler) reconcileCompare(ctx context.Context, req ctrl.Request) (ct
 		return ctrl.Result{RequeueAfter: resultWriteWait}, nil
 	}
 	start := r.now()
-	refresh, askedAt := r.takeRefresh(app.Name, app.Annotations[AnnotationRefresh])
+	refresh, askedAt := r.takeRefresh(app.Name, app.Annotations[v1alpha1.AnnotationRefresh])
 	begun, known := r.operationStarts.get(req.NamespacedName)
 	if wait := compareDeferral(app, refresh != "", begun, known, start); wait > 0 {
 		return ctrl.Result{RequeueAfter: wait}, nil
@@ -375,9 +370,9 @@ func (r *Reconciler) reconcileCompare(ctx context.Context, req ctrl.Request) (ct
 	observeComparison(app, comparisonComputed)
 	prevHealth := app.Status.Health.Status
 
-	cmp := r.compare(ctx, app, refresh == refreshHard, maxAge, nil)
+	cmp := r.compare(ctx, app, refresh == v1alpha1.RefreshHard, maxAge, nil)
 	healIn := r.autoSync(app, cmp)
-	delete(app.Annotations, AnnotationRefresh)
+	delete(app.Annotations, v1alpha1.AnnotationRefresh)
 	if !statusWriteNeeded(orig, app, maxAge > 0, r.now(), r.RefreshPeriod) {
 		r.rememberComparison(app, cmp)
 		observeReconcile(app, r.now().Sub(start))
@@ -525,60 +520,28 @@ func (r *Reconciler) recordHealthChange(app *v1alpha1.Application, prev v1alpha1
 	}
 }
 
-// validate checks the destination and the project and returns the project;
-// a message explains a spec Skiff cannot act on.
+// validate checks the app as the API server and the CLI do
+// (appops.Validate) and returns its project; a message explains a spec
+// Skiff cannot act on.
 func (r *Reconciler) validate(ctx context.Context, app *v1alpha1.Application) (*v1alpha1.AppProject, string) {
-	if len(app.Spec.GetSources()) == 0 {
-		return nil, "spec.source or spec.sources is required"
-	}
-	dest := app.Spec.Destination
-	if !isLocal(dest) {
-		return nil, fmt.Sprintf("cluster %q is not configured: Skiff manages the cluster it runs against (%s, %s)",
-			firstNonEmpty(dest.Server, dest.Name), localServer, localName)
-	}
-	proj, err := r.project(ctx, app)
+	proj, err := appops.Validate(ctx, app, func(ctx context.Context, _ string) (*v1alpha1.AppProject, error) {
+		return r.project(ctx, app)
+	})
 	if err != nil {
-		return nil, err.Error()
-	}
-	for _, src := range app.Spec.GetSources() {
-		if err := checkSource(proj, src.RepoURL); err != nil {
-			return nil, err.Error()
-		}
-	}
-	if err := checkDestination(proj, dest); err != nil {
 		return nil, err.Error()
 	}
 	return proj, ""
 }
 
-func isLocal(d v1alpha1.ApplicationDestination) bool {
-	return (d.Server == "" || strings.TrimSuffix(d.Server, "/") == localServer) && (d.Name == "" || d.Name == localName) &&
-		(d.Server != "" || d.Name != "")
-}
-
-func firstNonEmpty(s ...string) string {
-	for _, v := range s {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
-}
-
 // finalize deletes the app's resources when it carries the resources
 // finalizer, then lets the Application go.
 func (r *Reconciler) finalize(ctx context.Context, app *v1alpha1.Application) (ctrl.Result, error) {
-	var finalizer string
-	for _, f := range app.Finalizers {
-		if f == FinalizerResources || f == FinalizerResourcesBackground {
-			finalizer = f
-		}
-	}
+	finalizer := app.ResourcesFinalizer()
 	if finalizer == "" {
 		return ctrl.Result{}, nil
 	}
 	policy := metav1.DeletePropagationForeground
-	if finalizer == FinalizerResourcesBackground {
+	if finalizer == v1alpha1.FinalizerResourcesBackground {
 		policy = metav1.DeletePropagationBackground
 	}
 	remaining := r.Cache.AppObjects(app.Name)

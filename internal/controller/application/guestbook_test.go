@@ -62,7 +62,7 @@ func TestGuestbookFlow(t *testing.T) {
 	first := repo.Commit(testgit.Dir(t, "testdata/guestbook", "guestbook"))
 
 	app := &v1alpha1.Application{
-		ObjectMeta: metav1.ObjectMeta{Name: "guestbook", Namespace: argocd, Finalizers: []string{FinalizerResources}},
+		ObjectMeta: metav1.ObjectMeta{Name: "guestbook", Namespace: argocd, Finalizers: []string{v1alpha1.FinalizerResources}},
 		Spec: v1alpha1.ApplicationSpec{
 			Project:     "default",
 			Source:      &v1alpha1.ApplicationSource{RepoURL: repo.URL(), Path: "guestbook", TargetRevision: "HEAD"},

@@ -3,7 +3,6 @@ package application
 import (
 	"context"
 	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -21,8 +20,6 @@ import (
 	"github.com/skiffcd/skiff/internal/health"
 	"github.com/skiffcd/skiff/internal/kubeclient"
 	"github.com/skiffcd/skiff/internal/reposerver"
-	"github.com/skiffcd/skiff/internal/source"
-	"github.com/skiffcd/skiff/internal/source/helmrepo"
 	"github.com/skiffcd/skiff/internal/syncengine"
 	"github.com/skiffcd/skiff/internal/testcluster"
 )
@@ -92,13 +89,16 @@ func startStoppableReconciler(t *testing.T, ns string, period time.Duration, con
 	if err != nil {
 		t.Fatal(err)
 	}
+	repo, err := reposerver.NewInDir(dir, reposerver.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	r := &Reconciler{
 		Client:    applications.Writes(mgr.GetClient()),
 		APIReader: mgr.GetAPIReader(),
 		Namespace: ns,
-		Repo: reposerver.New(source.NewCache(filepath.Join(dir, "repos"), source.Options{}),
-			helmrepo.New(filepath.Join(dir, "charts"), nil), reposerver.Options{}),
-		Cache: live,
+		Repo:      repo,
+		Cache:     live,
 		Engine: &syncengine.Engine{Client: direct, Poll: 100 * time.Millisecond, WaveTimeout: time.Minute,
 			Health: func(u *unstructured.Unstructured) (v1alpha1.HealthStatusCode, string) {
 				res := health.Assess(u)

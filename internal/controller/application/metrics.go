@@ -46,7 +46,7 @@ func observeReconcile(app *v1alpha1.Application, took time.Duration) {
 	if srcs := app.Spec.GetSources(); len(srcs) > 0 {
 		repo = srcs[0].RepoURL
 	}
-	labels := []string{app.Name, app.Namespace, projectName(app),
+	labels := []string{app.Name, app.Namespace, app.ProjectName(),
 		string(app.Status.Sync.Status), string(app.Status.Health.Status), repo}
 	if prev, ok := appInfoLabels.Swap(app.Namespace+"/"+app.Name, labels); ok && !slices.Equal(prev, labels) {
 		appInfo.DeleteLabelValues(prev...)
@@ -72,12 +72,5 @@ func forgetAppInfo(namespace, name string) {
 }
 
 func observeSync(app *v1alpha1.Application, phase v1alpha1.OperationPhase) {
-	syncTotal.WithLabelValues(app.Name, app.Namespace, projectName(app), string(phase)).Inc()
-}
-
-func projectName(app *v1alpha1.Application) string {
-	if app.Spec.Project == "" {
-		return "default"
-	}
-	return app.Spec.Project
+	syncTotal.WithLabelValues(app.Name, app.Namespace, app.ProjectName(), string(phase)).Inc()
 }

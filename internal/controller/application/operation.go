@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
+	"github.com/skiffcd/skiff/internal/appops"
 	"github.com/skiffcd/skiff/internal/clustercache"
 	"github.com/skiffcd/skiff/internal/diff"
 	"github.com/skiffcd/skiff/internal/reposerver"
@@ -158,7 +159,7 @@ func (r *Reconciler) sync(ctx context.Context, app *v1alpha1.Application, resume
 	} else {
 		syncResult.Source, syncResult.Revision = srcs[0], resp.Revisions[0]
 	}
-	desired := r.withNamespaces(app, resp.Manifests)
+	desired := appops.DefaultNamespaces(resp.Manifests, app.Spec.Destination.Namespace, r.Client.IsObjectNamespaced)
 	if violations := projectViolations(proj, app, desired); violations != "" {
 		return syncengine.Result{}, syncResult, fmt.Errorf("%s", violations)
 	}

@@ -1,6 +1,7 @@
 package application
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
@@ -16,31 +17,20 @@ import (
 // project returns the app's AppProject, creating the default project when
 // it is missing, as Argo CD does.
 func (r *Reconciler) project(ctx context.Context, app *v1alpha1.Application) (*v1alpha1.AppProject, error) {
-	name := projectName(app)
+	name := app.ProjectName()
 	proj := &v1alpha1.AppProject{}
 	err := r.Client.Get(ctx, client.ObjectKey{Namespace: r.Namespace, Name: name}, proj)
-	if apierrors.IsNotFound(err) && name == "default" {
+	if apierrors.IsNotFound(err) && name == v1alpha1.DefaultProjectName {
 		proj = project.Default(r.Namespace)
 		if err := r.Client.Create(ctx, proj); err != nil && !apierrors.IsAlreadyExists(err) {
 			return nil, fmt.Errorf("creating the default project: %w", err)
 		}
 		return proj, nil
 	}
-	if apierrors.IsNotFound(err) {
-		return nil, fmt.Errorf("application references project %s which does not exist", name)
-	}
 	if err != nil {
 		return nil, fmt.Errorf("reading project %s: %w", name, err)
 	}
 	return proj, nil
-}
-
-func checkSource(p *v1alpha1.AppProject, repoURL string) error {
-	return project.CheckSource(p, repoURL)
-}
-
-func checkDestination(p *v1alpha1.AppProject, d v1alpha1.ApplicationDestination) error {
-	return project.CheckDestination(p, d.Server, d.Name, d.Namespace)
 }
 
 // projectViolations lists the desired objects proj does not permit.
@@ -55,8 +45,7 @@ func projectViolations(proj *v1alpha1.AppProject, app *v1alpha1.Application, des
 		}
 		if namespaced && obj.GetNamespace() != app.Spec.Destination.Namespace {
 			d := app.Spec.Destination
-			d.Namespace = obj.GetNamespace()
-			if err := checkDestination(proj, d); err != nil {
+			if err := project.CheckDestination(proj, d.Server, d.Name, obj.GetNamespace()); err != nil {
 				msgs = append(msgs, fmt.Sprintf("%s %s/%s: %v", gvk.Kind, obj.GetNamespace(), obj.GetName(), err))
 			}
 		}
@@ -71,6 +60,6 @@ func (r *Reconciler) canSync(ctx context.Context, app *v1alpha1.Application) (bo
 		return false, err.Error()
 	}
 	manual := app.Operation != nil && !app.Operation.InitiatedBy.Automated
-	cluster := firstNonEmpty(app.Spec.Destination.Name, localName)
+	cluster := cmp.Or(app.Spec.Destination.Name, project.InClusterName)
 	return project.CanSync(proj, r.now(), app.Name, app.Spec.Destination.Namespace, cluster, manual)
 }

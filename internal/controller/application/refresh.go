@@ -31,11 +31,6 @@ func (r *Reconciler) RefreshApps(ctx context.Context, repoURL string, apps []str
 	return nil
 }
 
-const (
-	refreshNormal = "normal"
-	refreshHard   = "hard"
-)
-
 // requestRefresh records a normal refresh of app for its next comparison,
 // asked now; a later request replaces an earlier one not yet taken.
 func (r *Reconciler) requestRefresh(app string) {
@@ -56,7 +51,7 @@ func (r *Reconciler) takeRefresh(app, annotated string) (string, time.Time) {
 	delete(r.refreshes, app)
 	r.refreshMu.Unlock()
 	if annotated == "" && requested {
-		return refreshNormal, askedAt
+		return v1alpha1.RefreshNormal, askedAt
 	}
 	return annotated, time.Time{}
 }

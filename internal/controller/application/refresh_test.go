@@ -3,7 +3,6 @@ package application
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -16,7 +15,6 @@ import (
 	"github.com/skiffcd/skiff/api/v1alpha1"
 	"github.com/skiffcd/skiff/internal/reposerver"
 	"github.com/skiffcd/skiff/internal/source"
-	"github.com/skiffcd/skiff/internal/source/helmrepo"
 	"github.com/skiffcd/skiff/internal/testgit"
 )
 
@@ -51,8 +49,8 @@ func TestRefreshAppsFindsANewCommitWithoutAnAnnotation(t *testing.T) {
 	app = waitApp(t, c, key, "the pushed commit synced", func(a *v1alpha1.Application) bool {
 		return a.Status.Sync.Revision == pushed && a.Status.Sync.Status == v1alpha1.SyncStatusCodeSynced
 	})
-	if v, ok := app.Annotations[AnnotationRefresh]; ok {
-		t.Errorf("the in-process refresh wrote the annotation %s: %q", AnnotationRefresh, v)
+	if v, ok := app.Annotations[v1alpha1.AnnotationRefresh]; ok {
+		t.Errorf("the in-process refresh wrote the annotation %s: %q", v1alpha1.AnnotationRefresh, v)
 	}
 	cm := &corev1.ConfigMap{}
 	if err := c.Get(ctx, client.ObjectKey{Namespace: dest, Name: "a"}, cm); err != nil {
@@ -86,7 +84,7 @@ func TestANewCommitFoundForOneAppReachesItsNeighbours(t *testing.T) {
 	}
 
 	pushed := repo.Commit(map[string]string{"two/a.yaml": strings.ReplaceAll(strings.ReplaceAll(configMapYAML, "%s", "two"), "k: v", "k: pushed")})
-	patch := client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"annotations":{"`+AnnotationRefresh+`":"normal"}}}`))
+	patch := client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"annotations":{"`+v1alpha1.AnnotationRefresh+`":"normal"}}}`))
 	if err := c.Patch(ctx, one, patch); err != nil {
 		t.Fatal(err)
 	}
@@ -115,13 +113,16 @@ func TestRefreshAppsAsksGitOnceForTheApps(t *testing.T) {
 	var asks atomic.Int64
 	c, r := startReconciler(t, argocd, 10*time.Minute, func(r *Reconciler) {
 		r.CompareWorkers = 1
-		r.Repo = reposerver.New(source.NewCache(filepath.Join(t.TempDir(), "repos"), source.Options{}),
-			helmrepo.New(filepath.Join(t.TempDir(), "charts"), nil), reposerver.Options{
-				Credentials: func(context.Context, string) (source.Credentials, error) {
-					asks.Add(1) // once per question to the remote
-					return source.Credentials{}, nil
-				},
-			})
+		var err error
+		r.Repo, err = reposerver.NewInDir(t.TempDir(), reposerver.Options{
+			Credentials: func(context.Context, string) (source.Credentials, error) {
+				asks.Add(1) // once per question to the remote
+				return source.Credentials{}, nil
+			},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
 	})
 	repo := testgit.New(t)
 	files := map[string]string{}

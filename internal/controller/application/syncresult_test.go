@@ -109,9 +109,9 @@ func TestStatusWriteNeeded(t *testing.T) {
 		"a removed refresh annotation is written": {
 			orig: func() *v1alpha1.Application {
 				a := recordedAgo(time.Second)
-				a.Annotations = map[string]string{AnnotationRefresh: "normal"}
+				a.Annotations = map[string]string{v1alpha1.AnnotationRefresh: "normal"}
 				return a
-			}(), change: func(a *v1alpha1.Application) { delete(a.Annotations, AnnotationRefresh) }, poll: true, want: true},
+			}(), change: func(a *v1alpha1.Application) { delete(a.Annotations, v1alpha1.AnnotationRefresh) }, poll: true, want: true},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -126,5 +126,5 @@ func (r *Reconciler) unchanged(ctx context.Context, app *v1alpha1.Application, m
 // app out of sync; an operation moves on its own.
 func reusable(app *v1alpha1.Application, cmp comparison) bool {
 	return cmp.inputs != nil && app.Operation == nil &&
-		(app.Status.Sync.Status == v1alpha1.SyncStatusCodeSynced || !automated(app))
+		(app.Status.Sync.Status == v1alpha1.SyncStatusCodeSynced || !app.IsAutomated())
 }

@@ -285,10 +285,7 @@ func (r *Reconciler) forgetState(ctx context.Context, ns string) {
 }
 
 func (r *Reconciler) projectAnnotations(ctx context.Context, app *v1alpha1.Application) (map[string]string, error) {
-	name := app.Spec.Project
-	if name == "" {
-		name = "default"
-	}
+	name := app.ProjectName()
 	var project v1alpha1.AppProject
 	err := r.Client.Get(ctx, types.NamespacedName{Namespace: r.Namespace, Name: name}, &project)
 	if apierrors.IsNotFound(err) {

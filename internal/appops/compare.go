@@ -1,10 +1,9 @@
-package appcli
+package appops
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
-	"io"
-	"path/filepath"
 	"sort"
 
 	"github.com/pmezard/go-difflib/difflib"
@@ -12,30 +11,23 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/yaml"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
 	"github.com/skiffcd/skiff/internal/diff"
+	"github.com/skiffcd/skiff/internal/hook"
 	"github.com/skiffcd/skiff/internal/mask"
 	"github.com/skiffcd/skiff/internal/reposerver"
-	"github.com/skiffcd/skiff/internal/source"
-	"github.com/skiffcd/skiff/internal/source/helmrepo"
-	"github.com/skiffcd/skiff/internal/syncengine"
 )
 
-// NewRepoServer returns an in-process repo server caching repositories and
-// charts under cacheDir, with anonymous access as `skiff render` has.
-func NewRepoServer(cacheDir string, creds source.Credentials) *reposerver.Server {
-	return reposerver.New(
-		source.NewCache(filepath.Join(cacheDir, "repos"), source.Options{}),
-		helmrepo.New(filepath.Join(cacheDir, "charts"), nil),
-		reposerver.Options{Credentials: reposerver.StaticCredentials(creds)},
-	)
-}
-
-// Renderer renders Applications and reads their live objects.
+// Renderer renders Applications and reads their live objects: the
+// desired state, the live state and their comparison that the API's
+// manifests, diffs and resource tree and `skiff app diff|manifests --core`
+// show.
 type Renderer struct {
 	Repo    *reposerver.Server
 	Dynamic dynamic.Interface
@@ -46,16 +38,16 @@ type Renderer struct {
 
 // Desired renders app at revision (empty means its target revision) and
 // returns the objects, hooks included, with namespaces defaulted as the
-// controller does, and the resolved revisions.
+// controller does (DefaultNamespaces), and the resolved revisions.
 func (r *Renderer) Desired(ctx context.Context, app *v1alpha1.Application, revision string) ([]*unstructured.Unstructured, []string, error) {
 	srcs := app.Spec.GetSources()
 	if len(srcs) == 0 {
-		return nil, nil, fmt.Errorf("application %s has no source", app.Name)
+		return nil, nil, invalid("application %s has no source", app.Name)
 	}
 	var pins []string
 	if revision != "" {
 		if len(srcs) > 1 {
-			return nil, nil, fmt.Errorf("--revision needs a single-source application")
+			return nil, nil, invalid("a revision can be given for a single-source application only")
 		}
 		pins = []string{revision}
 	}
@@ -65,26 +57,13 @@ func (r *Renderer) Desired(ctx context.Context, app *v1alpha1.Application, revis
 	if err != nil {
 		return nil, nil, fmt.Errorf("rendering application %s: %w", app.Name, err)
 	}
-	out := make([]*unstructured.Unstructured, 0, len(resp.Manifests))
-	for _, m := range resp.Manifests {
-		obj := m.Object.DeepCopy()
-		if r.namespaced(obj.GroupVersionKind()) {
-			if obj.GetNamespace() == "" {
-				obj.SetNamespace(app.Spec.Destination.Namespace)
-			}
-		} else {
-			obj.SetNamespace("")
-		}
-		out = append(out, obj)
-	}
-	return out, resp.Revisions, nil
+	// The repo server's manifests are the caller's own to change.
+	return DefaultNamespaces(resp.Manifests, app.Spec.Destination.Namespace, r.isNamespaced), resp.Revisions, nil
 }
 
-// namespaced reports whether gvk is namespaced; kinds the cluster does not
-// serve yet (CRDs the sync would create) count as namespaced.
-func (r *Renderer) namespaced(gvk schema.GroupVersionKind) bool {
-	m, err := r.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
-	return err != nil || m.Scope.Name() == meta.RESTScopeNameNamespace
+// isNamespaced is the cluster's scope of obj's kind.
+func (r *Renderer) isNamespaced(obj runtime.Object) (bool, error) {
+	return apiutil.IsGVKNamespaced(obj.GetObjectKind().GroupVersionKind(), r.Mapper)
 }
 
 // Live reads the live object of a kind, namespace and name; nil when it
@@ -106,7 +85,7 @@ func (r *Renderer) Live(ctx context.Context, gvk schema.GroupVersionKind, namesp
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("reading %s %s: %w", gvk.Kind, qualified(namespace, name), err)
+		return nil, fmt.Errorf("reading %s %s: %w", gvk.Kind, QualifiedName(namespace, name), err)
 	}
 	return obj, nil
 }
@@ -168,14 +147,14 @@ func (r *Renderer) Compare(ctx context.Context, app *v1alpha1.Application, revis
 		}
 		res, err := diff.Compare(d, live, diff.Options{IgnoreDifferences: app.Spec.IgnoreDifferences})
 		if err != nil {
-			return nil, fmt.Errorf("comparing %s %s: %w", gvk.Kind, qualified(d.GetNamespace(), d.GetName()), err)
+			return nil, fmt.Errorf("comparing %s %s: %w", gvk.Kind, QualifiedName(d.GetNamespace(), d.GetName()), err)
 		}
 		st := ResourceState{Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind, Namespace: d.GetNamespace(), Name: d.GetName(),
 			Modified: res.Modified, Target: res.Desired, Live: res.Live, Diff: res.Diff}
 		if live != nil && st.Live == nil {
 			st.Live = mask.Secret(live)
 		}
-		if isHook(d) {
+		if hook.IsHook(d) {
 			// Hooks run during syncs; they are not part of the state.
 			st.Hook, st.Modified, st.Diff = true, false, ""
 		} else {
@@ -228,32 +207,57 @@ func removal(live *unstructured.Unstructured) (diff.Result, string, error) {
 	return res, text, nil
 }
 
-// WriteDiffs prints diffs as `argocd app diff` does.
-func WriteDiffs(w io.Writer, diffs []ResourceDiff) {
-	for _, d := range diffs {
-		fmt.Fprintf(w, "\n===== %s/%s %s ======\n%s", d.Group, d.Kind, qualified(d.Namespace, d.Name), d.Diff)
-	}
+// ManagedResource is one resource of an app as GET
+// /api/v1/applications/{name}/managed-resources lists it and the CLI
+// reads it (Argo CD's field names); the states are JSON, Secret values
+// masked.
+type ManagedResource struct {
+	Group       string `json:"group"`
+	Kind        string `json:"kind"`
+	Namespace   string `json:"namespace"`
+	Name        string `json:"name"`
+	Hook        bool   `json:"hook"`
+	Modified    bool   `json:"modified"`
+	TargetState string `json:"targetState"`
+	LiveState   string `json:"liveState"`
+	Diff        string `json:"diff"`
 }
 
-// WriteManifests prints objects as a YAML stream, Secret values masked
-// unless showSecrets.
-func WriteManifests(w io.Writer, objs []*unstructured.Unstructured, showSecrets bool) error {
-	for _, obj := range objs {
-		if !showSecrets {
-			obj = mask.Secret(obj)
+// ManagedResources lists states as ManagedResources.
+func ManagedResources(states []ResourceState) ([]ManagedResource, error) {
+	items := make([]ManagedResource, 0, len(states))
+	for _, st := range states {
+		d := ManagedResource{Group: st.Group, Kind: st.Kind, Namespace: st.Namespace, Name: st.Name,
+			Hook: st.Hook, Modified: st.Modified, Diff: st.Diff}
+		var err error
+		if d.TargetState, err = MaskedJSON(st.Target); err == nil {
+			d.LiveState, err = MaskedJSON(st.Live)
 		}
-		data, err := yaml.Marshal(obj.Object)
 		if err != nil {
-			return fmt.Errorf("printing %s %s: %w", obj.GetKind(), obj.GetName(), err)
+			return nil, err
 		}
-		fmt.Fprintf(w, "---\n%s", data)
+		items = append(items, d)
 	}
-	return nil
+	return items, nil
 }
 
-func isHook(obj *unstructured.Unstructured) bool {
-	ann := obj.GetAnnotations()
-	_, argo := ann[syncengine.AnnotationHook]
-	_, helm := ann[syncengine.AnnotationHelmHook]
-	return argo || helm
+// MaskedJSON is obj as a JSON string with Secret values masked; "" for nil.
+func MaskedJSON(obj *unstructured.Unstructured) (string, error) {
+	if obj == nil {
+		return "", nil
+	}
+	data, err := json.Marshal(mask.Secret(obj).Object)
+	if err != nil {
+		return "", fmt.Errorf("encoding %s %s: %w", obj.GetKind(), obj.GetName(), err)
+	}
+	return string(data), nil
+}
+
+// QualifiedName is namespace/name, or name alone for a cluster-scoped
+// object.
+func QualifiedName(namespace, name string) string {
+	if namespace == "" {
+		return name
+	}
+	return namespace + "/" + name
 }
