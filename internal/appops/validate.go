@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
+	"github.com/skiffcd/skiff/internal/opserr"
 	"github.com/skiffcd/skiff/internal/project"
 	"github.com/skiffcd/skiff/internal/reposerver"
 )
@@ -72,12 +73,12 @@ func CheckSpec(app *v1alpha1.Application) error {
 func CheckProject(app *v1alpha1.Application, proj *v1alpha1.AppProject) error {
 	for _, src := range app.Spec.GetSources() {
 		if err := project.CheckSource(proj, src.RepoURL); err != nil {
-			return &kindError{kind: ErrInvalid, err: err}
+			return opserr.New(ErrInvalid, err)
 		}
 	}
 	d := app.Spec.Destination
 	if err := project.CheckDestination(proj, d.Server, d.Name, d.Namespace); err != nil {
-		return &kindError{kind: ErrInvalid, err: err}
+		return opserr.New(ErrInvalid, err)
 	}
 	return nil
 }

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"errors"
 	"net/http"
 	"strings"
 
@@ -225,16 +224,11 @@ func (s *Server) handleDeleteApplication(w http.ResponseWriter, r *http.Request,
 // or 409 with its message, which speaks in the API's terms; any other
 // error is ours (500).
 func (s *Server) opError(w http.ResponseWriter, err error) {
-	switch {
-	case errors.Is(err, appops.ErrNotFound):
-		writeError(w, http.StatusNotFound, err.Error())
-	case errors.Is(err, appops.ErrInvalid):
-		writeError(w, http.StatusBadRequest, err.Error())
-	case errors.Is(err, appops.ErrConflict):
-		writeError(w, http.StatusConflict, err.Error())
-	default:
-		s.internalError(w, err)
+	if code := opStatus(err); code != 0 {
+		writeError(w, code, err.Error())
+		return
 	}
+	s.internalError(w, err)
 }
 
 // handleListProjects lists the AppProjects the caller may get.

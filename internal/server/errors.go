@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+
+	"github.com/skiffcd/skiff/internal/opserr"
 )
 
 // apiError is the JSON body of every error the API returns.
@@ -40,4 +42,19 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, limit int64, v any) bool
 		return false
 	}
 	return true
+}
+
+// opStatus is the status that answers an error of the operations packages
+// (appops, rolloutops) by its kind, with the error's message: 404, 400 or
+// 409; 0 for the others, which are the server's (500).
+func opStatus(err error) int {
+	switch {
+	case errors.Is(err, opserr.ErrNotFound):
+		return http.StatusNotFound
+	case errors.Is(err, opserr.ErrInvalid):
+		return http.StatusBadRequest
+	case errors.Is(err, opserr.ErrConflict):
+		return http.StatusConflict
+	}
+	return 0
 }

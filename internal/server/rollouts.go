@@ -247,24 +247,9 @@ func (s *Server) handleRolloutAction(w http.ResponseWriter, r *http.Request, c *
 // rolloutError answers an error of rolloutops: by its kind 404, 400 or
 // 409 with its own message, else 500 (logging it with what failed).
 func (s *Server) rolloutError(w http.ResponseWriter, err error, what string) {
-	if code := rolloutErrorStatus(err); code != 0 {
+	if code := opStatus(err); code != 0 {
 		writeError(w, code, err.Error())
 		return
 	}
 	s.internalError(w, fmt.Errorf("%s: %w", what, err))
-}
-
-// rolloutErrorStatus is the status that answers an error of rolloutops
-// by its kind, with the error's message: 404, 400 or 409; 0 for the
-// others, which are the server's (500).
-func rolloutErrorStatus(err error) int {
-	switch {
-	case errors.Is(err, rolloutops.ErrNotFound):
-		return http.StatusNotFound
-	case errors.Is(err, rolloutops.ErrInvalid):
-		return http.StatusBadRequest
-	case errors.Is(err, rolloutops.ErrConflict):
-		return http.StatusConflict
-	}
-	return 0
 }

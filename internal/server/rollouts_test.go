@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
+	"github.com/skiffcd/skiff/internal/appops"
 	"github.com/skiffcd/skiff/internal/clustercache"
 	"github.com/skiffcd/skiff/internal/rollout"
 	"github.com/skiffcd/skiff/internal/rolloutops"
@@ -187,9 +188,9 @@ func wantBody(t *testing.T, r response, want string) {
 	}
 }
 
-// Each kind of rolloutops error has its status; the others are the
-// server's own.
-func TestRolloutErrorStatus(t *testing.T) {
+// Each kind of error of the operations packages has its status; the others
+// are the server's own.
+func TestOpStatus(t *testing.T) {
 	tests := map[string]struct {
 		err  error
 		want int
@@ -197,12 +198,14 @@ func TestRolloutErrorStatus(t *testing.T) {
 		"a missing rollout is a 404":           {err: fmt.Errorf("reading: %w", rolloutops.ErrNotFound), want: http.StatusNotFound},
 		"a request that does not fit is a 400": {err: fmt.Errorf("set image: %w", rolloutops.ErrInvalid), want: http.StatusBadRequest},
 		"a rollout changed meanwhile is a 409": {err: fmt.Errorf("patching: %w", rolloutops.ErrConflict), want: http.StatusConflict},
+		"a sync while another runs is a 409":   {err: appops.ErrOperationInProgress, want: http.StatusConflict},
+		"a rollback under auto-sync is a 400":  {err: appops.ErrAutomatedRollback, want: http.StatusBadRequest},
 		"another error is the server's":        {err: errors.New("connection refused")},
 		"no error has no status":               {},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			if got := rolloutErrorStatus(tc.err); got != tc.want {
+			if got := opStatus(tc.err); got != tc.want {
 				t.Errorf("got %d, want %d", got, tc.want)
 			}
 		})
