@@ -3,20 +3,15 @@ package main
 import (
 	"sync"
 
-	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/skiffcd/skiff/api/v1alpha1"
+	"github.com/skiffcd/skiff/internal/kubeclient"
 )
 
 func newClient(cfg *rest.Config) (client.WithWatch, error) {
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		return nil, err
-	}
-	if err := v1alpha1.AddToScheme(scheme); err != nil {
+	scheme, err := kubeclient.NewScheme()
+	if err != nil {
 		return nil, err
 	}
 	cfg = rest.CopyConfig(cfg)

@@ -16,6 +16,7 @@ import (
 	"github.com/skiffcd/skiff/api/v1alpha1"
 	"github.com/skiffcd/skiff/internal/cli/appcli"
 	"github.com/skiffcd/skiff/internal/cli/sessioncli"
+	"github.com/skiffcd/skiff/internal/kubeclient"
 	"github.com/skiffcd/skiff/internal/source"
 )
 
@@ -40,7 +41,7 @@ func (a *appContext) client() (client.Client, *rest.Config, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	scheme, err := appcli.Scheme()
+	scheme, err := kubeclient.NewScheme()
 	if err != nil {
 		return nil, nil, err
 	}

@@ -21,6 +21,7 @@ import (
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
 	"github.com/skiffcd/skiff/internal/cli/appcli"
+	"github.com/skiffcd/skiff/internal/kubeclient"
 	"github.com/skiffcd/skiff/internal/manager"
 	"github.com/skiffcd/skiff/internal/testcluster"
 	"github.com/skiffcd/skiff/internal/testgit"
@@ -75,7 +76,7 @@ func startManager(c *testcluster.Cluster) (stop func(), err error) {
 	ctrl.SetLogger(logr.Discard())
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	scheme, err := appcli.Scheme()
+	scheme, err := kubeclient.NewScheme()
 	if err != nil {
 		return nil, err
 	}
@@ -125,15 +126,7 @@ func startManager(c *testcluster.Cluster) (stop func(), err error) {
 // kube is a client of the test cluster.
 func kube(t *testing.T) client.Client {
 	t.Helper()
-	scheme, err := appcli.Scheme()
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := client.New(cluster.Config, client.Options{Scheme: scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
+	return cluster.Client(t)
 }
 
 // skiff runs `skiff app --core ARGS` against the test cluster and returns

@@ -24,7 +24,7 @@ import (
 	"k8s.io/client-go/restmapper"
 	"sigs.k8s.io/yaml"
 
-	"github.com/skiffcd/skiff/internal/manager"
+	"github.com/skiffcd/skiff/internal/kubeclient"
 )
 
 // fixture is one YAML document of a file under testdata/.
@@ -222,7 +222,7 @@ func hasStatusSubresource(kind string) bool {
 // stored field must also be modelled (the seeds use only fields Skiff knows).
 func checkTypedDecode(t *testing.T, stored *unstructured.Unstructured, modelsAll bool) {
 	t.Helper()
-	scheme, err := manager.NewScheme()
+	scheme, err := kubeclient.NewScheme()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/runtime/serializer/streaming"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	restclientwatch "k8s.io/client-go/rest/watch"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
@@ -20,11 +19,8 @@ import (
 
 func testScheme(t testing.TB) *runtime.Scheme {
 	t.Helper()
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	if err := v1alpha1.AddToScheme(scheme); err != nil {
+	scheme, err := NewScheme()
+	if err != nil {
 		t.Fatal(err)
 	}
 	return scheme

@@ -11,10 +11,8 @@ import (
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -69,17 +67,6 @@ type Options struct {
 	API server.Options
 }
 
-// NewScheme returns the scheme with every kind Skiff reads or writes.
-func NewScheme() (*runtime.Scheme, error) {
-	scheme := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, v1alpha1.AddToScheme} {
-		if err := add(scheme); err != nil {
-			return nil, err
-		}
-	}
-	return scheme, nil
-}
-
 // Run starts the manager and blocks until ctx ends.
 func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 	cfg = clientConfig(cfg, opts)
@@ -88,7 +75,7 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 			return fmt.Errorf("installing CRDs: %w", err)
 		}
 	}
-	scheme, err := NewScheme()
+	scheme, err := kubeclient.NewScheme()
 	if err != nil {
 		return err
 	}

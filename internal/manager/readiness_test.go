@@ -12,6 +12,7 @@ import (
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
 	"github.com/skiffcd/skiff/internal/clustercache"
+	"github.com/skiffcd/skiff/internal/kubeclient"
 	"github.com/skiffcd/skiff/internal/testwait"
 )
 
@@ -80,7 +81,7 @@ func TestStartInformersListsWithTheCache(t *testing.T) {
 // newTestManager builds a manager with Skiff's scheme and no endpoints.
 func newTestManager(t *testing.T) ctrl.Manager {
 	t.Helper()
-	scheme, err := NewScheme()
+	scheme, err := kubeclient.NewScheme()
 	if err != nil {
 		t.Fatal(err)
 	}

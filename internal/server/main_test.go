@@ -20,9 +20,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
@@ -104,18 +102,6 @@ type harness struct {
 	stop     func() // stops the server (once)
 }
 
-func newScheme(t *testing.T) *runtime.Scheme {
-	t.Helper()
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	if err := v1alpha1.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	return scheme
-}
-
 // startServer runs Server.Start (the manager Runnable) until the test ends
 // and waits until it has written the initial admin password.
 func startServer(t *testing.T) *harness {
@@ -128,10 +114,7 @@ func startServer(t *testing.T) *harness {
 func startServerWith(t *testing.T, opts Options, configure ...func(*Server)) *harness {
 	t.Helper()
 	ns := cluster.Namespace(t)
-	k8s, err := client.New(cluster.Config, client.Options{Scheme: newScheme(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	k8s := cluster.Client(t)
 	h := &harness{t: t, ns: ns, k8s: k8s,
 		refresh: &recordingRefresher{next: &AnnotationRefresher{Client: k8s, Namespace: ns}},
 		clock:   &clock{now: time.Now()}}

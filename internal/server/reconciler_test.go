@@ -20,6 +20,7 @@ import (
 	"github.com/skiffcd/skiff/internal/health"
 	"github.com/skiffcd/skiff/internal/reposerver"
 	"github.com/skiffcd/skiff/internal/syncengine"
+	"github.com/skiffcd/skiff/internal/testcluster"
 	"github.com/skiffcd/skiff/internal/testgit"
 )
 
@@ -33,7 +34,7 @@ func configMapAt(value string) map[string]string {
 // the webhook can make it see the new commit.
 func TestGitHubPushRefreshesThroughTheApplicationController(t *testing.T) {
 	ns := cluster.Namespace(t)
-	scheme := newScheme(t)
+	scheme := testcluster.Scheme(t)
 	mgr, err := ctrl.NewManager(cluster.Config, ctrl.Options{
 		Scheme:                 scheme,
 		Metrics:                metricsserver.Options{BindAddress: "0"},

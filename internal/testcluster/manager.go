@@ -8,7 +8,6 @@ import (
 
 	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
@@ -17,7 +16,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/yaml"
 
-	"github.com/skiffcd/skiff/api/v1alpha1"
+	"github.com/skiffcd/skiff/internal/kubeclient"
 )
 
 var discardLogs sync.Once
@@ -35,15 +34,8 @@ func (c *Cluster) StartManager(t testing.TB, setup func(manager.Manager) error) 
 	// The tests read no controller logs; without a logger controller-runtime
 	// prints a stack trace instead.
 	discardLogs.Do(func() { ctrllog.SetLogger(logr.Discard()) })
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	if err := v1alpha1.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
 	mgr, err := manager.New(c.Config, manager.Options{
-		Scheme:                 scheme,
+		Scheme:                 Scheme(t),
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},
@@ -63,11 +55,7 @@ func (c *Cluster) StartManager(t testing.TB, setup func(manager.Manager) error) 
 			t.Errorf("manager: %v", err)
 		}
 	}()
-	direct, err := client.New(c.Config, client.Options{Scheme: scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return direct
+	return c.Client(t)
 }
 
 // ReadYAML decodes the YAML file at path strictly into obj and, when ns is
@@ -84,4 +72,24 @@ func ReadYAML(t testing.TB, path string, obj client.Object, ns string) {
 	if ns != "" {
 		obj.SetNamespace(ns)
 	}
+}
+
+// Scheme is kubeclient.NewScheme for tests.
+func Scheme(t testing.TB) *runtime.Scheme {
+	t.Helper()
+	scheme, err := kubeclient.NewScheme()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return scheme
+}
+
+// Client returns an uncached client of the cluster with Scheme's kinds.
+func (c *Cluster) Client(t testing.TB) client.Client {
+	t.Helper()
+	k8s, err := client.New(c.Config, client.Options{Scheme: Scheme(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k8s
 }

@@ -7,23 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-
 	"github.com/skiffcd/skiff/api/v1alpha1"
 )
-
-// Scheme returns a scheme with the built-in kinds and Skiff's API.
-func Scheme() (*runtime.Scheme, error) {
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		return nil, err
-	}
-	if err := v1alpha1.AddToScheme(scheme); err != nil {
-		return nil, err
-	}
-	return scheme, nil
-}
 
 // Initiator names the CLI as the user who started an operation.
 var Initiator = v1alpha1.OperationInitiator{Username: "skiff-cli"}

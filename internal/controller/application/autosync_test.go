@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
+	"github.com/skiffcd/skiff/internal/kubeclient"
 	"github.com/skiffcd/skiff/internal/testgit"
 )
 
@@ -243,7 +244,7 @@ func TestInterruptedOperationFinishesOnceAfterRestart(t *testing.T) {
 
 func mustScheme(t *testing.T) *runtime.Scheme {
 	t.Helper()
-	s, err := newScheme()
+	s, err := kubeclient.NewScheme()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,8 +7,6 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -52,7 +50,7 @@ func startReconciler(t *testing.T, ns string, period time.Duration, configure ..
 // restart is a stop and a new start.
 func startStoppableReconciler(t *testing.T, ns string, period time.Duration, configure ...func(*Reconciler)) (client.Client, *Reconciler, func()) {
 	t.Helper()
-	scheme, err := newScheme()
+	scheme, err := kubeclient.NewScheme()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,12 +117,4 @@ func startStoppableReconciler(t *testing.T, ns string, period time.Duration, con
 		}
 	}()
 	return direct, r, stop
-}
-
-func newScheme() (*runtime.Scheme, error) {
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		return nil, err
-	}
-	return scheme, v1alpha1.AddToScheme(scheme)
 }

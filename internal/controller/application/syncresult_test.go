@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
+	"github.com/skiffcd/skiff/internal/kubeclient"
 	"github.com/skiffcd/skiff/internal/testgit"
 )
 
@@ -35,7 +36,7 @@ func TestSyncResultCarriesTheComparison(t *testing.T) {
 	key := client.ObjectKeyFromObject(app)
 	app = waitApp(t, c, key, "OutOfSync before the sync", statusIs(v1alpha1.SyncStatusCodeOutOfSync, v1alpha1.HealthStatusMissing))
 
-	scheme, err := newScheme()
+	scheme, err := kubeclient.NewScheme()
 	if err != nil {
 		t.Fatal(err)
 	}

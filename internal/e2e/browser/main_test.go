@@ -26,6 +26,7 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/skiffcd/skiff/internal/crds"
+	"github.com/skiffcd/skiff/internal/kubeclient"
 	"github.com/skiffcd/skiff/internal/manager"
 	"github.com/skiffcd/skiff/internal/server"
 	"github.com/skiffcd/skiff/internal/testcluster"
@@ -143,7 +144,7 @@ func startServer(ctx context.Context) (<-chan struct{}, error) {
 	if err := crds.Install(setup, env.cluster.Config, time.Minute); err != nil {
 		return nil, err
 	}
-	scheme, err := manager.NewScheme()
+	scheme, err := kubeclient.NewScheme()
 	if err != nil {
 		return nil, err
 	}
