@@ -32,6 +32,9 @@ func newGuestbook(t *testing.T, name string) (string, *testgit.Repo) {
 			Project:     "default",
 			Source:      &v1alpha1.ApplicationSource{RepoURL: repo.URL(), Path: "guestbook", TargetRevision: "HEAD"},
 			Destination: v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: dest},
+			// Automated sync turned off by enabled: false is no automated
+			// sync: the pages offer manual syncs and rollbacks.
+			SyncPolicy: &v1alpha1.SyncPolicy{Automated: &v1alpha1.SyncPolicyAutomated{Enabled: ptr.To(false)}},
 		},
 	}
 	ctx := context.Background()

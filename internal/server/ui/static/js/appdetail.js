@@ -5,7 +5,7 @@
 import {h, mount, healthBadge, syncBadge, phaseBadge, ago, shortRev} from './dom.js';
 import {get, watch, missing, enc} from './api.js';
 import {link} from './nav.js';
-import {sourceOf, destOf} from './appinfo.js';
+import {sourceOf, destOf, projectOf, automatedOf} from './appinfo.js';
 import {canI, toast} from './ui.js';
 import {treeModel, treeCanvas} from './apptree.js';
 import {openResourcePanel} from './resourcepanel.js';
@@ -119,7 +119,7 @@ export function appView(main, [name]) {
     if (st.tab !== 'history') return;
     const app = st.app;
     const hist = [...(app?.status?.history || [])].reverse();
-    const auto = !!app?.spec?.syncPolicy?.automated;
+    const auto = !!(app && automatedOf(app));
     const sig = 'history:' + JSON.stringify([hist, auto, st.perms.sync, st.deleted]);
     if (sig === bodySig) return;
     bodySig = sig;
@@ -182,7 +182,7 @@ export function appView(main, [name]) {
   }
 
   async function loadPerms(app) {
-    const obj = enc(app.spec?.project || 'default') + '/' + enc(name);
+    const obj = enc(projectOf(app)) + '/' + enc(name);
     const [sync, remove] = await Promise.all([canI('applications', 'sync', obj), canI('applications', 'delete', obj)]);
     st.perms = {sync, delete: remove};
     st.permsLoaded = true;
@@ -230,7 +230,7 @@ function summaryView(app, deleted) {
   const src = sourceOf(app);
   const dest = destOf(app);
   const op = status.operationState;
-  const auto = app.spec?.syncPolicy?.automated;
+  const auto = automatedOf(app);
   return [
     deleted ? h('div', {class: 'alert alert-error', testid: 'app-deleted'}, 'This application was deleted.') : null,
     h('div', {class: 'cards'},
@@ -257,7 +257,7 @@ function summaryView(app, deleted) {
       h('div', {class: 'card card-wide'},
         h('div', {class: 'card-label'}, 'Source → destination'),
         h('div', {class: 'mono small wrap'}, src.repoURL || ''),
-        h('div', {class: 'small'}, src.chart ? 'chart ' + src.chart : 'path ' + (src.path || '.'), ' · project ', app.spec?.project || 'default'),
+        h('div', {class: 'small'}, src.chart ? 'chart ' + src.chart : 'path ' + (src.path || '.'), ' · project ', projectOf(app)),
         h('div', {class: 'small'}, dest.cluster, ' / ', dest.namespace || '(none)'))),
     (status.conditions || []).map((c) => h('div', {class: 'alert alert-warn', testid: 'app-condition'}, c.type + ': ' + c.message)),
   ];

@@ -1,7 +1,7 @@
 // The applications list's filters: by sync and health status, project,
 // destination namespace, labels and a search text.
 import {h, mount, healthBadge, syncBadge} from './dom.js';
-import {sourceOf, destOf, syncOf, healthOf} from './appinfo.js';
+import {sourceOf, destOf, syncOf, healthOf, projectOf} from './appinfo.js';
 
 const SYNC_STATES = ['Synced', 'OutOfSync', 'Unknown'];
 const HEALTH_STATES = ['Healthy', 'Progressing', 'Degraded', 'Suspended', 'Missing', 'Unknown'];
@@ -19,7 +19,7 @@ export function matches(app, f) {
   const labels = app.metadata?.labels || {};
   if (f.sync.length && !f.sync.includes(syncOf(app))) return false;
   if (f.health.length && !f.health.includes(healthOf(app))) return false;
-  if (f.projects.length && !f.projects.includes(app.spec?.project || 'default')) return false;
+  if (f.projects.length && !f.projects.includes(projectOf(app))) return false;
   if (f.namespaces.length && !f.namespaces.includes(destOf(app).namespace)) return false;
   for (const [k, v] of parseLabels(f.labels)) {
     if (!(k in labels) || (v !== null && labels[k] !== v)) return false;
@@ -61,7 +61,7 @@ export function filterPanel(el, prefs, onChange) {
   // draw rebuilds the panel only when its options change, so that a live
   // update never swaps a checkbox under the pointer or the focus.
   return function draw(list, projects) {
-    const projectNames = [...new Set([...projects, ...list.map((a) => a.spec?.project || 'default'), ...prefs.projects])].sort();
+    const projectNames = [...new Set([...projects, ...list.map((a) => projectOf(a)), ...prefs.projects])].sort();
     const namespaces = [...new Set([...list.map((a) => destOf(a).namespace), ...prefs.namespaces])].sort();
     const active = prefs.sync.length + prefs.health.length + prefs.projects.length + prefs.namespaces.length + (prefs.labels ? 1 : 0);
     // The checkboxes show the user's clicks themselves; rebuilding on a
@@ -93,7 +93,7 @@ export function filterPanel(el, prefs, onChange) {
     clearButton.classList.toggle('hidden', active === 0);
     const tally = {sync: {}, health: {}, projects: {}, namespaces: {}};
     for (const a of list) {
-      for (const [k, v] of [['sync', syncOf(a)], ['health', healthOf(a)], ['projects', a.spec?.project || 'default'], ['namespaces', destOf(a).namespace]]) {
+      for (const [k, v] of [['sync', syncOf(a)], ['health', healthOf(a)], ['projects', projectOf(a)], ['namespaces', destOf(a).namespace]]) {
         tally[k][v] = (tally[k][v] || 0) + 1;
       }
     }

@@ -3,7 +3,7 @@ import {h, mount, healthBadge, syncBadge, kindIcon, shortRev} from './dom.js';
 import {get, post, watch} from './api.js';
 import {link, navigate} from './nav.js';
 import {modal, canI} from './ui.js';
-import {sourceOf, destOf, syncOf, healthOf} from './appinfo.js';
+import {sourceOf, destOf, syncOf, healthOf, projectOf} from './appinfo.js';
 import {filterPanel, matches} from './appfilters.js';
 
 const PREFS = 'skiff.apps.prefs';
@@ -192,7 +192,7 @@ function appTile(app) {
     class: 'tile app-tile health-' + healthOf(app).toLowerCase(), testid: 'app-tile-' + name, dataset: {name},
   },
   h('div', {class: 'tile-head'}, kindIcon('Application'), h('span', {class: 'tile-name'}, name)),
-  row('Project', app.spec?.project || 'default'),
+  row('Project', projectOf(app)),
   labels.length ? row('Labels', labels.map(([k, v]) => h('span', {class: 'chip'}, k + '=' + v))) : null,
   row('Status', healthBadge(healthOf(app), 'app-health'), ' ', syncBadge(syncOf(app), 'app-sync')),
   row('Repository', h('span', {class: 'mono'}, src.repoURL || '')),
@@ -210,7 +210,7 @@ function appRow(app) {
   const dest = destOf(app);
   return h('tr', {class: 'app-row', testid: 'app-row-' + name},
     h('td', null, link('/applications/' + encodeURIComponent(name), {class: 'strong'}, name)),
-    h('td', {class: 'hide-sm'}, app.spec?.project || 'default'),
+    h('td', {class: 'hide-sm'}, projectOf(app)),
     h('td', null, healthBadge(healthOf(app)), ' ', syncBadge(syncOf(app))),
     h('td', {class: 'hide-sm mono wrap'}, (src.repoURL || '') + (src.path ? ' · ' + src.path : '') + ' @ ' + (src.targetRevision || 'HEAD')),
     h('td', {class: 'hide-sm mono'}, shortRev(app.status?.sync?.revision)),
