@@ -52,7 +52,7 @@ func (r *Renderer) Desired(ctx context.Context, app *v1alpha1.Application, revis
 		pins = []string{revision}
 	}
 	resp, err := r.Repo.Manifests(ctx, reposerver.Request{
-		AppName: app.Name, Project: app.Spec.Project, Sources: srcs, Revisions: pins, Namespace: app.Spec.Destination.Namespace, KubeVersion: r.KubeVersion,
+		AppName: app.Name, Project: app.ProjectName(), Sources: srcs, Revisions: pins, Namespace: app.Spec.Destination.Namespace, KubeVersion: r.KubeVersion,
 	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("rendering application %s: %w", app.Name, err)

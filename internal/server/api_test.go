@@ -91,6 +91,7 @@ func TestReadonlyUserCanListButNotSync(t *testing.T) {
 	src := v1alpha1.ApplicationSource{RepoURL: "https://github.com/org/repo", Path: "guestbook", TargetRevision: "HEAD"}
 	h.createApp("guestbook", "default", map[string]string{"team": "a"}, src)
 	h.createApp("other", "other", map[string]string{"team": "b"}, src)
+	h.createApp("unset", "", map[string]string{"team": "c"}, src) // written without the API: no project means "default"
 
 	alice := h.login("alice", "alice-password")
 	admin := h.login("admin", h.password)
@@ -111,8 +112,8 @@ func TestReadonlyUserCanListButNotSync(t *testing.T) {
 		return out
 	}
 	for query, want := range map[string][]string{
-		"":                      {"guestbook", "other"},
-		"?projects=default":     {"guestbook"},
+		"":                      {"guestbook", "other", "unset"},
+		"?projects=default":     {"guestbook", "unset"},
 		"?projects=x,other":     {"other"},
 		"?selector=team%3Db":    {"other"},
 		"?selector=team+in+(a)": {"guestbook"},

@@ -59,7 +59,7 @@ func (s *Server) handleListApplications(w http.ResponseWriter, r *http.Request, 
 	items := make([]v1alpha1.Application, 0, len(list.Items))
 	for i := range list.Items {
 		app := &list.Items[i]
-		if len(projects) > 0 && !projects[app.Spec.Project] {
+		if len(projects) > 0 && !projects[app.ProjectName()] {
 			continue
 		}
 		if !p.permits(c, resApplications, actGet, appObject(app)) {

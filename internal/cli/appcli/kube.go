@@ -57,7 +57,7 @@ func (k *Kube) List(ctx context.Context, projects []string, selector string) ([]
 	}
 	apps := list.Items[:0]
 	for _, app := range list.Items {
-		if len(projects) == 0 || slices.Contains(projects, app.Spec.Project) {
+		if len(projects) == 0 || slices.Contains(projects, app.ProjectName()) {
 			apps = append(apps, app)
 		}
 	}

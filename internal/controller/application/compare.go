@@ -109,7 +109,7 @@ func (r *Reconciler) compare(ctx context.Context, app *v1alpha1.Application, har
 // manifestRequest asks for the rendered target state of app's sources.
 func (r *Reconciler) manifestRequest(app *v1alpha1.Application, hard bool, maxRevisionAge time.Duration) reposerver.Request {
 	return reposerver.Request{
-		AppName: app.Name, Project: app.Spec.Project, Sources: app.Spec.GetSources(), Namespace: app.Spec.Destination.Namespace,
+		AppName: app.Name, Project: app.ProjectName(), Sources: app.Spec.GetSources(), Namespace: app.Spec.Destination.Namespace,
 		KubeVersion: r.kubeVersion, APIVersions: r.apiVersions, Hard: hard, MaxRevisionAge: maxRevisionAge,
 	}
 }

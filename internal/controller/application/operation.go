@@ -147,7 +147,7 @@ func (r *Reconciler) sync(ctx context.Context, app *v1alpha1.Application, resume
 		pins = resumedPins(resumed, pins)
 	}
 	resp, err := r.Repo.Manifests(ctx, reposerver.Request{
-		AppName: app.Name, Project: app.Spec.Project, Sources: srcs, Revisions: pins, Namespace: app.Spec.Destination.Namespace,
+		AppName: app.Name, Project: app.ProjectName(), Sources: srcs, Revisions: pins, Namespace: app.Spec.Destination.Namespace,
 		KubeVersion: r.kubeVersion, APIVersions: r.apiVersions,
 	})
 	if err != nil {
