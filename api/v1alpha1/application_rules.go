@@ -1,5 +1,7 @@
 package v1alpha1
 
+import "strings"
+
 // Names Argo CD users and tools put on Applications. They are defined here
 // once, for the controller, the API server, the CLI and the UI's API.
 const (
@@ -48,4 +50,17 @@ func (a *Application) ResourcesFinalizer() string {
 		}
 	}
 	return found
+}
+
+// SplitAnnotation reads a comma-separated annotation value as Argo CD
+// reads its lists (hook types, delete policies, sync options): items
+// trimmed, blanks dropped.
+func SplitAnnotation(v string) []string {
+	var out []string
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
 }

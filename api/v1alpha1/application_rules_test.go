@@ -1,6 +1,9 @@
 package v1alpha1
 
-import "testing"
+import (
+	"slices"
+	"testing"
+)
 
 func TestProjectName(t *testing.T) {
 	tests := map[string]struct {
@@ -58,6 +61,26 @@ func TestResourcesFinalizer(t *testing.T) {
 			app.Finalizers = tc.finalizers
 			if got := app.ResourcesFinalizer(); got != tc.want {
 				t.Errorf("got %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestSplitAnnotation(t *testing.T) {
+	tests := map[string]struct {
+		value string
+		want  []string
+	}{
+		"one item":                          {value: "PreSync", want: []string{"PreSync"}},
+		"items are trimmed":                 {value: "PreSync, Sync ,PostSync", want: []string{"PreSync", "Sync", "PostSync"}},
+		"blank items are dropped":           {value: "Prune=false,, ,Validate=false,", want: []string{"Prune=false", "Validate=false"}},
+		"an empty value is no item at all":  {value: ""},
+		"a value of only commas is no item": {value: " , ,"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if got := SplitAnnotation(tc.value); !slices.Equal(got, tc.want) {
+				t.Errorf("SplitAnnotation(%q) = %q, want %q", tc.value, got, tc.want)
 			}
 		})
 	}

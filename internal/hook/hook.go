@@ -7,9 +7,10 @@ package hook
 
 import (
 	"slices"
-	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/skiffcd/skiff/api/v1alpha1"
 )
 
 // Annotations that make an object a hook and say when it runs and goes.
@@ -69,7 +70,7 @@ func Types(obj *unstructured.Unstructured) []Type {
 	ann := obj.GetAnnotations()
 	if v, ok := ann[AnnotationHook]; ok {
 		var types []Type
-		for _, t := range list(v) {
+		for _, t := range v1alpha1.SplitAnnotation(v) {
 			types = append(types, Type(t))
 		}
 		return types
@@ -79,7 +80,7 @@ func Types(obj *unstructured.Unstructured) []Type {
 		return nil
 	}
 	var types []Type
-	for _, h := range list(v) {
+	for _, h := range v1alpha1.SplitAnnotation(v) {
 		if t, ok := helmTypes[h]; ok {
 			types = append(types, t)
 		}
@@ -96,11 +97,11 @@ func Types(obj *unstructured.Unstructured) []Type {
 func DeletePolicies(obj *unstructured.Unstructured) []string {
 	ann := obj.GetAnnotations()
 	if v, ok := ann[AnnotationDeletePolicy]; ok {
-		return list(v)
+		return v1alpha1.SplitAnnotation(v)
 	}
 	if v, ok := ann[AnnotationHelmDeletePolicy]; ok {
 		var out []string
-		for _, p := range list(v) {
+		for _, p := range v1alpha1.SplitAnnotation(v) {
 			if policy, ok := helmDeletePolicies[p]; ok {
 				out = append(out, policy)
 			}
@@ -112,18 +113,7 @@ func DeletePolicies(obj *unstructured.Unstructured) []string {
 
 // IsHelmTest reports whether obj is a `helm test` hook.
 func IsHelmTest(obj *unstructured.Unstructured) bool {
-	return slices.ContainsFunc(list(obj.GetAnnotations()[AnnotationHelmHook]), func(h string) bool {
+	return slices.ContainsFunc(v1alpha1.SplitAnnotation(obj.GetAnnotations()[AnnotationHelmHook]), func(h string) bool {
 		return h == "test" || h == "test-success"
 	})
-}
-
-// list reads a comma-separated annotation, dropping blanks.
-func list(v string) []string {
-	var out []string
-	for _, s := range strings.Split(v, ",") {
-		if s = strings.TrimSpace(s); s != "" {
-			out = append(out, s)
-		}
-	}
-	return out
 }

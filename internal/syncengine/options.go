@@ -3,6 +3,8 @@ package syncengine
 import (
 	"fmt"
 	"strings"
+
+	"github.com/skiffcd/skiff/api/v1alpha1"
 )
 
 // Options are Argo CD's sync options (`Name=value`), from the Application's
@@ -37,7 +39,7 @@ func ParseOptions(list []string) (Options, error) {
 // Merge returns o with the comma-separated options in s applied.
 func (o Options) Merge(s string) (Options, error) {
 	o.Unsupported = append([]string(nil), o.Unsupported...)
-	for _, item := range splitList(s) {
+	for _, item := range v1alpha1.SplitAnnotation(s) {
 		name, value, ok := strings.Cut(item, "=")
 		if !ok {
 			return o, fmt.Errorf("sync option %q: want Name=value", item)
@@ -79,15 +81,4 @@ func (o Options) Merge(s string) (Options, error) {
 		}
 	}
 	return o, nil
-}
-
-// splitList reads a comma-separated annotation, dropping blanks.
-func splitList(v string) []string {
-	var out []string
-	for _, s := range strings.Split(v, ",") {
-		if s = strings.TrimSpace(s); s != "" {
-			out = append(out, s)
-		}
-	}
-	return out
 }
