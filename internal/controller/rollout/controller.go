@@ -35,6 +35,7 @@ import (
 	"github.com/skiffcd/skiff/api/v1alpha1"
 	"github.com/skiffcd/skiff/internal/ownwrites"
 	"github.com/skiffcd/skiff/internal/rollout"
+	"github.com/skiffcd/skiff/internal/rollout/traffic"
 	"github.com/skiffcd/skiff/internal/syncmap"
 )
 
@@ -378,6 +379,11 @@ func (p *pass) sync(ctx context.Context) error {
 		err = p.syncBlueGreen(ctx)
 	} else {
 		err = p.syncCanary(ctx)
+	}
+	if config := (*traffic.ConfigError)(nil); errors.As(err, &config) {
+		p.setInvalid("spec.strategy.canary." + config.Error())
+		p.computeStatus()
+		return nil
 	}
 	if err != nil {
 		return err

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -160,4 +161,37 @@ func createHTTPRoute(t *testing.T, c client.Client, ns string) {
 	}
 	route.SetNamespace(ns)
 	create(t, c, route)
+}
+
+// A traffic router Skiff does not implement is reported in the Rollout's
+// status (InvalidSpec, phase Degraded) and nothing is scaled, as for any
+// spec Skiff cannot run; it is not an error retried in the log.
+func TestAnUnsupportedTrafficRouterIsAnInvalidSpec(t *testing.T) {
+	c := startController(t)
+	ns := cluster.Namespace(t)
+	createServices(t, c, "canary-services.yml", ns)
+	data, err := os.ReadFile("testdata/canary-istio.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal(data, &raw.Object); err != nil {
+		t.Fatal(err)
+	}
+	raw.SetNamespace(ns)
+	if err := c.Create(context.Background(), raw); err != nil {
+		t.Fatal(err)
+	}
+	ro := &v1alpha1.Rollout{}
+	ro.Name, ro.Namespace = raw.GetName(), ns
+	got := waitFor(t, c, ro, "InvalidSpec for the Istio router", phaseIs(v1alpha1.RolloutPhaseDegraded))
+	cond := condition(got, v1alpha1.InvalidSpec)
+	if cond.Status != corev1.ConditionTrue || !strings.Contains(cond.Message, "trafficRouting.istio not supported by Skiff") {
+		t.Errorf("InvalidSpec condition = %+v, want it to name trafficRouting.istio", cond)
+	}
+	for hash, rs := range replicaSets(t, c, ro) {
+		if rs.Spec.Replicas != nil && *rs.Spec.Replicas != 0 {
+			t.Errorf("ReplicaSet %s scaled to %d under an invalid spec", hash, *rs.Spec.Replicas)
+		}
+	}
 }

@@ -1,6 +1,7 @@
 package traffic
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -104,8 +105,12 @@ func TestNewReadsRouterFieldsTheTypedRolloutDrops(t *testing.T) {
 	c := newClient(t)
 	ns := cluster.Namespace(t)
 	ro := createRollout(t, c, ns, "app", map[string]any{"istio": map[string]any{"virtualService": map[string]any{"name": "vs"}}})
-	if _, err := New(c, ro); err == nil || !strings.Contains(err.Error(), "trafficRouting.istio not supported") {
+	_, err := New(c, ro)
+	if err == nil || !strings.Contains(err.Error(), "trafficRouting.istio not supported") {
 		t.Errorf("New error = %v, want istio named as unsupported", err)
+	}
+	if config := (*ConfigError)(nil); !errors.As(err, &config) {
+		t.Errorf("New error = %#v, want a *ConfigError: no retry can run the spec", err)
 	}
 
 	plain := &v1alpha1.Rollout{}

@@ -52,7 +52,7 @@ func New(c client.Client, ro *v1alpha1.Rollout) ([]Router, error) {
 // has no trafficRouting. The typed Rollout drops router fields Skiff does not
 // model (nginx, maxTrafficWeight, other routers), so the Rollout is read once
 // more from the API server as unstructured; the CRD keeps those fields. A
-// router Skiff does not implement is an error naming it.
+// router Skiff does not implement is a *ConfigError naming it.
 func NewWithContext(ctx context.Context, c client.Client, ro *v1alpha1.Rollout) ([]Router, error) {
 	canary := ro.Spec.Strategy.Canary
 	if canary == nil || canary.TrafficRouting == nil {
@@ -71,8 +71,20 @@ func NewWithContext(ctx context.Context, c client.Client, ro *v1alpha1.Rollout) 
 	if owner.UID == "" {
 		owner.UID = raw.GetUID()
 	}
-	return routersFor(c, owner, routing)
+	routers, err := routersFor(c, owner, routing)
+	if err != nil {
+		return nil, &ConfigError{Err: err}
+	}
+	return routers, nil
 }
+
+// ConfigError is a trafficRouting Skiff cannot run: a router it does not
+// implement, a missing or malformed setting. Retrying cannot help; the
+// Rollout controller reports it in the InvalidSpec condition.
+type ConfigError struct{ Err error }
+
+func (e *ConfigError) Error() string { return e.Err.Error() }
+func (e *ConfigError) Unwrap() error { return e.Err }
 
 // routersFor builds the routers from the raw trafficRouting map.
 func routersFor(c client.Client, ro *v1alpha1.Rollout, routing map[string]any) ([]Router, error) {
