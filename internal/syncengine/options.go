@@ -22,7 +22,8 @@ type Options struct {
 	// SkipDryRunOnMissingResource skips validation of objects whose kind the
 	// API server does not know yet.
 	SkipDryRunOnMissingResource bool
-	// Unsupported lists options Skiff accepts but does not implement.
+	// Unsupported lists the options turned on that Skiff accepts but does
+	// not implement.
 	Unsupported []string
 }
 
@@ -75,7 +76,9 @@ func (o Options) Merge(s string) (Options, error) {
 			// Argo CD's Force=true deletes and re-creates what cannot be
 			// patched; conflicts over the fields git sets are forced always.
 			"Force":
-			o.Unsupported = append(o.Unsupported, item)
+			if on {
+				o.Unsupported = append(o.Unsupported, item)
+			}
 		default:
 			return o, fmt.Errorf("unknown sync option %q", item)
 		}

@@ -161,6 +161,8 @@ func TestParseOptions(t *testing.T) {
 			}},
 		"accepted but unimplemented options are reported": {
 			in: []string{"RespectIgnoreDifferences=true"}, check: func(o Options) bool { return len(o.Unsupported) == 1 }},
+		"unimplemented options turned off are not reported": {
+			in: []string{"RespectIgnoreDifferences=false", "Force=false"}, check: func(o Options) bool { return len(o.Unsupported) == 0 }},
 		"a bad propagation policy is refused": {
 			in: []string{"PrunePropagationPolicy=sideways"}, wantErr: true},
 		"an option without a value is refused": {

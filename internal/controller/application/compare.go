@@ -315,6 +315,12 @@ func unsupportedFields(app *v1alpha1.Application) string {
 	if p := app.Spec.SyncPolicy; p != nil && p.ManagedNamespaceMetadata != nil {
 		fields = append(fields, "spec.syncPolicy.managedNamespaceMetadata")
 	}
+	if p := app.Spec.SyncPolicy; p != nil {
+		// An unknown option fails the sync itself, with its own message.
+		if opts, err := syncengine.ParseOptions(p.SyncOptions); err == nil && len(opts.Unsupported) > 0 {
+			fields = append(fields, "spec.syncPolicy.syncOptions "+strings.Join(opts.Unsupported, ", "))
+		}
+	}
 	for i, src := range app.Spec.GetSources() {
 		if src.Plugin != nil {
 			fields = append(fields, fmt.Sprintf("source %d: plugin", i+1))
