@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -170,23 +171,22 @@ func serverArgs(kubeconfig, cacheDir, metricsAddr, healthAddr, pprofAddr string,
 // waitReady waits for skiff server to be ready and the Application kind to
 // be served.
 func waitReady(ctx context.Context, c client.Client, healthAddr string, alive func() error) error {
-	if err := waitFor(ctx, "skiff server /readyz", 2*time.Minute, alive, func() (bool, string, error) {
+	if err := waitFor(ctx, "skiff server /readyz", 2*time.Minute, alive, func() error {
 		resp, err := http.Get("http://" + healthAddr + "/readyz")
 		if err != nil {
-			return false, err.Error(), nil
+			return err
 		}
 		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK, resp.Status, nil
+		if resp.StatusCode != http.StatusOK {
+			return errors.New(resp.Status)
+		}
+		return nil
 	}); err != nil {
 		return err
 	}
 	// The CRDs are installed before the manager starts; wait for the kind to be served.
-	return waitFor(ctx, "the Application CRD", time.Minute, alive, func() (bool, string, error) {
-		err := c.List(ctx, &v1alpha1.ApplicationList{}, client.InNamespace(argocdNS))
-		if err != nil {
-			return false, err.Error(), nil
-		}
-		return true, "", nil
+	return waitFor(ctx, "the Application CRD", time.Minute, alive, func() error {
+		return c.List(ctx, &v1alpha1.ApplicationList{}, client.InNamespace(argocdNS))
 	})
 }
 

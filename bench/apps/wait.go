@@ -13,35 +13,28 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
+	"github.com/skiffcd/skiff/internal/testwait"
 )
 
-// waitFor polls cond every 500 ms for at most limit; alive (optional) fails early.
-func waitFor(ctx context.Context, what string, limit time.Duration, alive func() error, cond func() (bool, string, error)) error {
-	deadline := time.Now().Add(limit)
-	last := ""
-	for {
-		ok, state, err := cond()
-		if err != nil {
-			return err
-		}
-		if ok {
-			return nil
-		}
-		last = state
-		if alive != nil {
-			if err := alive(); err != nil {
-				return fmt.Errorf("waiting for %s (%s): %w", what, last, err)
+// waitFor checks cond every pollEvery for at most limit; alive (optional)
+// ends the wait early, at the first check that finds skiff server gone.
+func waitFor(ctx context.Context, what string, limit time.Duration, alive func() error, cond func() error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var gone error
+	err := testwait.Until(ctx, what, func() error {
+		err := cond()
+		if err != nil && alive != nil {
+			if gone = alive(); gone != nil {
+				cancel()
 			}
 		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("timed out after %s waiting for %s: %s", limit, what, last)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(pollEvery):
-		}
+		return err
+	}, testwait.Timeout(limit), testwait.Interval(pollEvery))
+	if gone != nil {
+		return fmt.Errorf("waiting for %s: %w", what, gone)
 	}
+	return err
 }
 
 // waitApps watches the Applications until n of them satisfy ok.

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -59,12 +58,12 @@ func TestNamespacesAgreeOnCustomResourcesOfCRDsInTheApp(t *testing.T) {
 	}
 
 	controller := map[string]string{}
-	waitFor(t, "the controller's comparison", func(context.Context) (bool, error) {
+	waitFor(t, "the controller's comparison", func() bool {
 		clear(controller)
 		for _, rs := range getApp(t, c, name).Status.Resources {
 			controller[rs.Kind+"/"+rs.Name] = rs.Namespace
 		}
-		return len(controller) == len(want), nil
+		return len(controller) == len(want)
 	})
 
 	srv := startAPIServer(t, appNamespace)

@@ -58,8 +58,8 @@ func TestAppThroughAPIServer(t *testing.T) {
 	if app := getApp(t, c, name); app.Spec.Source.Path != "app" || app.Spec.Destination.Namespace != dest || app.Spec.Project != "default" {
 		t.Errorf("spec created through the server: %+v", app.Spec)
 	}
-	waitFor(t, "the first comparison", func(context.Context) (bool, error) {
-		return getApp(t, c, name).Status.Sync.Status == v1alpha1.SyncStatusCodeOutOfSync, nil
+	waitFor(t, "the first comparison", func() bool {
+		return getApp(t, c, name).Status.Sync.Status == v1alpha1.SyncStatusCodeOutOfSync
 	})
 
 	wantContains(t, mustAdmin("list"), "NAME", "SYNCPOLICY", name, dest, "OutOfSync", "Manual", url)
@@ -118,13 +118,9 @@ func TestAppThroughAPIServer(t *testing.T) {
 	}
 	mustAdmin("sync", name, "--timeout", "60s")
 	// A settled app prints the same through the server as with --core.
-	waitFor(t, "the same get output in both modes", func(context.Context) (bool, error) {
-		viaServer, err := asAdmin("get", name)
-		if err != nil {
-			return false, err
-		}
-		core, err := skiff(t, "get", name)
-		return viaServer == core, err
+	waitFor(t, "the same get output in both modes", func() error {
+		return sameOutput(func() (string, error) { return asAdmin("get", name) },
+			func() (string, error) { return skiff(t, "get", name) })
 	})
 
 	second := repo.Commit(map[string]string{"app/cm.yaml": configMapV2})
@@ -148,11 +144,9 @@ func TestAppThroughAPIServer(t *testing.T) {
 	}
 
 	wantContains(t, mustAdmin("delete", name, "-y"), "application '"+name+"' deleted")
-	waitFor(t, "the application and its resources to go", func(ctx context.Context) (bool, error) {
-		appErr := c.Get(ctx, client.ObjectKey{Namespace: appNamespace, Name: name}, &v1alpha1.Application{})
-		cmErr := c.Get(ctx, client.ObjectKey{Namespace: dest, Name: "settings"}, &corev1.ConfigMap{})
-		return apierrors.IsNotFound(appErr) && apierrors.IsNotFound(cmErr), nil
-	})
+	waitGone(t, c, "the application and its resources to go",
+		&v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Namespace: appNamespace, Name: name}},
+		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: dest, Name: "settings"}})
 
 	terminateFlow(t, "stuck-via-server", asAdmin)
 }

@@ -15,7 +15,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -25,6 +24,7 @@ import (
 	"github.com/skiffcd/skiff/internal/manager"
 	"github.com/skiffcd/skiff/internal/testcluster"
 	"github.com/skiffcd/skiff/internal/testgit"
+	"github.com/skiffcd/skiff/internal/testwait"
 )
 
 // appNamespace holds the Applications of every test; the one controller of
@@ -92,9 +92,11 @@ func startManager(c *testcluster.Cluster) (stop func(), err error) {
 		return nil, err
 	}
 	runCtx, stopRun := context.WithCancel(context.Background())
-	done := make(chan error, 1)
+	exited := make(chan struct{})
+	var runErr error
 	go func() {
-		done <- manager.Run(runCtx, c.Config, manager.Options{
+		defer close(exited)
+		runErr = manager.Run(runCtx, c.Config, manager.Options{
 			Namespace: appNamespace, MetricsAddr: "0", HealthAddr: "0", InstallCRDs: true,
 			RefreshPeriod: 3 * time.Second, CacheDir: cacheDir,
 		})
@@ -102,20 +104,21 @@ func startManager(c *testcluster.Cluster) (stop func(), err error) {
 	stop = func() {
 		stopRun()
 		select {
-		case <-done:
+		case <-exited:
 		case <-time.After(30 * time.Second):
 			fmt.Fprintln(os.Stderr, "the controller manager did not stop within 30s")
 		}
 		_ = os.RemoveAll(cacheDir)
 	}
-	err = wait.PollUntilContextCancel(ctx, 200*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+	err = testwait.Until(ctx, "the controller manager to serve Applications", func() error {
 		select {
-		case err := <-done:
-			return false, fmt.Errorf("controller manager: %w", err)
+		case <-exited:
+			cancel() // a manager that ended will not serve them: stop waiting
+			return fmt.Errorf("controller manager: %w", runErr)
 		default:
 		}
-		return k.List(ctx, &v1alpha1.ApplicationList{}, client.InNamespace(appNamespace)) == nil, nil
-	})
+		return k.List(ctx, &v1alpha1.ApplicationList{}, client.InNamespace(appNamespace))
+	}, testwait.Timeout(time.Minute), testwait.Interval(200*time.Millisecond))
 	if err != nil {
 		stop()
 		return nil, err
@@ -178,12 +181,44 @@ func wantContains(t *testing.T, out string, want ...string) {
 	}
 }
 
-// waitFor polls cond for up to 60 s.
-func waitFor(t *testing.T, what string, cond func(ctx context.Context) (bool, error)) {
-	t.Helper()
-	if err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, 60*time.Second, true, cond); err != nil {
-		t.Fatalf("waiting for %s: %v", what, err)
+// sameOutput runs one command through the API server and over the
+// kubeconfig and says how the two outputs differ, if they do.
+func sameOutput(viaServer, core func() (string, error)) error {
+	server, err := viaServer()
+	if err != nil {
+		return fmt.Errorf("through the server: %w", err)
 	}
+	direct, err := core()
+	if err != nil {
+		return fmt.Errorf("over the kubeconfig: %w", err)
+	}
+	if server != direct {
+		return fmt.Errorf("through the server:\n%s\nover the kubeconfig:\n%s", server, direct)
+	}
+	return nil
+}
+
+// waitFor checks cond every 200 ms for up to 60 s: a command's effect goes
+// through the controller, which may take a few passes on a busy machine.
+func waitFor[C testwait.Condition](t *testing.T, what string, cond C) {
+	t.Helper()
+	testwait.Eventually(t, what, cond, testwait.Timeout(60*time.Second), testwait.Interval(200*time.Millisecond))
+}
+
+// waitGone waits until every obj is deleted.
+func waitGone(t *testing.T, c client.Client, what string, objs ...client.Object) {
+	t.Helper()
+	gone := make([]func() error, len(objs))
+	for i, obj := range objs {
+		gone[i] = testcluster.Gone(c, obj)
+	}
+	waitFor(t, what, func() error {
+		var left []error
+		for _, g := range gone {
+			left = append(left, g())
+		}
+		return errors.Join(left...)
+	})
 }
 
 func getApp(t *testing.T, c client.Client, name string) *v1alpha1.Application {
@@ -220,8 +255,8 @@ func TestAppLifecycle(t *testing.T) {
 		app.Spec.Project != "default" || app.Spec.SyncPolicy == nil || app.Spec.SyncPolicy.SyncOptions[0] != "CreateNamespace=false" {
 		t.Errorf("spec not defaulted from flags: %+v", app.Spec)
 	}
-	waitFor(t, "the first comparison", func(context.Context) (bool, error) {
-		return getApp(t, c, name).Status.Sync.Status == v1alpha1.SyncStatusCodeOutOfSync, nil
+	waitFor(t, "the first comparison", func() bool {
+		return getApp(t, c, name).Status.Sync.Status == v1alpha1.SyncStatusCodeOutOfSync
 	})
 
 	out = mustSkiff(t, "list")
@@ -295,11 +330,9 @@ func TestAppLifecycle(t *testing.T) {
 
 	out = mustSkiff(t, "delete", name, "--cascade", "-y")
 	wantContains(t, out, "application 'lifecycle' deleted")
-	waitFor(t, "the application and its resources to go", func(ctx context.Context) (bool, error) {
-		appErr := c.Get(ctx, client.ObjectKey{Namespace: appNamespace, Name: name}, &v1alpha1.Application{})
-		cmErr := c.Get(ctx, client.ObjectKey{Namespace: dest, Name: "settings"}, &corev1.ConfigMap{})
-		return apierrors.IsNotFound(appErr) && apierrors.IsNotFound(cmErr), nil
-	})
+	waitGone(t, c, "the application and its resources to go",
+		&v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Namespace: appNamespace, Name: name}},
+		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: dest, Name: "settings"}})
 }
 
 // changeSecretByHand changes the password of the Secret db of secretYAML
@@ -414,9 +447,9 @@ spec:
 	if _, err := run("sync", name, "--async"); err == nil || !strings.Contains(err.Error(), "already in progress") {
 		t.Errorf("a second sync: got %v, want a refusal", err)
 	}
-	waitFor(t, "the sync to run", func(context.Context) (bool, error) {
+	waitFor(t, "the sync to run", func() bool {
 		s := getApp(t, c, name).Status.OperationState
-		return s != nil && s.Phase == v1alpha1.OperationRunning, nil
+		return s != nil && s.Phase == v1alpha1.OperationRunning
 	})
 	wantContains(t, must("terminate-op", name), "terminating")
 	must("wait", name, "--operation", "--timeout", "60s")

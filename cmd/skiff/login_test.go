@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"net"
 	"path/filepath"
 	"strings"
@@ -126,13 +127,15 @@ func startAPIServer(t *testing.T, ns string) apiServer {
 		}
 	})
 	var password string
-	waitFor(t, "the initial admin password", func(ctx context.Context) (bool, error) {
+	waitFor(t, "the initial admin password", func() error {
 		var secret corev1.Secret
-		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: server.InitialAdminSecretName}, &secret); err != nil {
-			return false, client.IgnoreNotFound(err)
+		if err := c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: server.InitialAdminSecretName}, &secret); err != nil {
+			return err
 		}
-		password = string(secret.Data["password"])
-		return password != "", nil
+		if password = string(secret.Data["password"]); password == "" {
+			return errors.New("the Secret has no password yet")
+		}
+		return nil
 	})
 	return apiServer{addr: ln.Addr().String(), password: password, streams: streams}
 }

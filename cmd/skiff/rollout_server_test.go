@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"path/filepath"
 	"strings"
@@ -54,13 +53,9 @@ func TestRolloutThroughAPIServer(t *testing.T) {
 			t.Errorf("%s through the server:\n%s\nover the kubeconfig:\n%s", strings.Join(args, " "), viaServer, core)
 		}
 	}
-	waitFor(t, "the same tree both ways", func(context.Context) (bool, error) {
-		viaServer, err := asAdmin("get", name)
-		if err != nil {
-			return false, err
-		}
-		core, err := skiffRollout(t, ns, "get", "rollout", name)
-		return viaServer == core, err
+	waitFor(t, "the same tree both ways", func() error {
+		return sameOutput(func() (string, error) { return asAdmin("get", name) },
+			func() (string, error) { return skiffRollout(t, ns, "get", "rollout", name) })
 	})
 	wantContains(t, mustAdmin("get", name), "Name:", name, "Strategy:", "Canary", "Step:", "4/4", name+"-"+stable, "ReplicaSet", "Pod")
 	wantContains(t, mustAdmin("get", "rollout", name, "-o", "yaml"), "name: canary-steps", "phase: Healthy")

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"strings"
@@ -21,6 +22,7 @@ import (
 	"github.com/skiffcd/skiff/api/v1alpha1"
 	"github.com/skiffcd/skiff/internal/cli/rolloutcli"
 	"github.com/skiffcd/skiff/internal/rollout"
+	"github.com/skiffcd/skiff/internal/testwait"
 )
 
 // The Rollout controller runs in the manager TestMain starts: it watches
@@ -94,21 +96,20 @@ func getRollout(t *testing.T, c client.Client, ns, name string) *v1alpha1.Rollou
 	return ro
 }
 
-// waitRollout polls the Rollout every 200 ms for up to 90 s until done.
+// waitRollout reads the Rollout every 200 ms for up to 90 s until done.
 func waitRollout(t *testing.T, c client.Client, ns, name, what string, done func(*v1alpha1.Rollout) bool) *v1alpha1.Rollout {
 	t.Helper()
 	var last *v1alpha1.Rollout
-	for deadline := time.Now().Add(90 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
-		last = getRollout(t, c, ns, name)
-		if done(last) {
-			return last
+	testwait.Eventually(t, what, func() error {
+		if last = getRollout(t, c, ns, name); done(last) {
+			return nil
 		}
-	}
-	phase, msg := rollout.Phase(last)
-	t.Fatalf("timed out waiting for %s: phase %s %q, step %v, pause %v, abort %v, current %s stable %s",
-		what, phase, msg, ptr.Deref(last.Status.CurrentStepIndex, -1), last.Status.PauseConditions, last.Status.Abort,
-		last.Status.CurrentPodHash, last.Status.StableRS)
-	return nil
+		phase, msg := rollout.Phase(last)
+		return fmt.Errorf("phase %s %q, step %v, pause %v, abort %v, current %s stable %s",
+			phase, msg, ptr.Deref(last.Status.CurrentStepIndex, -1), last.Status.PauseConditions, last.Status.Abort,
+			last.Status.CurrentPodHash, last.Status.StableRS)
+	}, testwait.Timeout(90*time.Second), testwait.Interval(200*time.Millisecond))
+	return last
 }
 
 // phaseIs holds when the controller has seen the spec and the rollout is

@@ -3,6 +3,7 @@ package rolloutops
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"slices"
 	"strings"
@@ -13,7 +14,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
@@ -21,6 +21,7 @@ import (
 	"github.com/skiffcd/skiff/api/v1alpha1"
 	"github.com/skiffcd/skiff/internal/rollout"
 	"github.com/skiffcd/skiff/internal/testcluster"
+	"github.com/skiffcd/skiff/internal/testwait"
 )
 
 // These tests run against a real control plane without Skiff's
@@ -106,14 +107,16 @@ func TestLoad(t *testing.T) {
 	}
 
 	var info *Info
-	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
+	testwait.Eventually(t, "the pod of "+running.Name, func() error {
 		var err error
-		info, err = Load(ctx, c, client.ObjectKeyFromObject(ro))
-		return err == nil && len(info.Pods[running.UID]) == 1, err
-	})
-	if err != nil {
-		t.Fatalf("waiting for the pod of %s: %v", running.Name, err)
-	}
+		if info, err = Load(ctx, c, client.ObjectKeyFromObject(ro)); err != nil {
+			return err
+		}
+		if n := len(info.Pods[running.UID]); n != 1 {
+			return fmt.Errorf("%d pods of %s loaded", n, running.Name)
+		}
+		return nil
+	}, testwait.Timeout(60*time.Second), testwait.Interval(200*time.Millisecond))
 	if got := objectNames(info.ReplicaSets); !slices.Equal(got, []string{"demo-new", "demo-old"}) {
 		t.Errorf("ReplicaSets %v, want the rollout's, newest first", got)
 	}
@@ -124,7 +127,7 @@ func TestLoad(t *testing.T) {
 		t.Errorf("AnalysisRuns %v, want the rollout's", got)
 	}
 
-	_, err = Load(ctx, c, client.ObjectKey{Namespace: ns, Name: "missing"})
+	_, err := Load(ctx, c, client.ObjectKey{Namespace: ns, Name: "missing"})
 	if !errors.Is(err, ErrNotFound) || err.Error() != `reading rollout missing: rollouts.argoproj.io "missing" not found` {
 		t.Errorf("load of a missing rollout: %v, want an ErrNotFound", err)
 	}

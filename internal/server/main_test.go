@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -27,6 +28,7 @@ import (
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
 	"github.com/skiffcd/skiff/internal/testcluster"
+	"github.com/skiffcd/skiff/internal/testwait"
 )
 
 var cluster *testcluster.Cluster
@@ -193,25 +195,30 @@ func startCache(t *testing.T, opts cache.Options) cache.Cache {
 // waitInitialPassword reads argocd-initial-admin-secret, waiting at most 20 s.
 func (h *harness) waitInitialPassword() string {
 	h.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for attempt := 0; ; attempt++ {
+	var password string
+	testwait.Eventually(h.t, "the initial admin password", func() error {
 		var secret corev1.Secret
-		err := h.k8s.Get(context.Background(), types.NamespacedName{Namespace: h.ns, Name: InitialAdminSecretName}, &secret)
-		if err == nil && len(secret.Data["password"]) > 0 {
-			// argocd-secret is written right after it.
-			var main corev1.Secret
-			if err := h.k8s.Get(context.Background(), types.NamespacedName{Namespace: h.ns, Name: SecretName}, &main); err == nil &&
-				len(main.Data[keyAdminPassword]) > 0 {
-				return string(secret.Data["password"])
+		if err := h.k8s.Get(context.Background(), types.NamespacedName{Namespace: h.ns, Name: InitialAdminSecretName}, &secret); err != nil {
+			if !apierrors.IsNotFound(err) {
+				h.t.Fatal(err)
 			}
-		} else if err != nil && !apierrors.IsNotFound(err) {
-			h.t.Fatal(err)
+			return err
 		}
-		if time.Now().After(deadline) || attempt > 200 {
-			h.t.Fatalf("no initial admin password after %d attempts", attempt)
+		if len(secret.Data["password"]) == 0 {
+			return fmt.Errorf("%s has no password", InitialAdminSecretName)
 		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		// argocd-secret is written right after it.
+		var main corev1.Secret
+		if err := h.k8s.Get(context.Background(), types.NamespacedName{Namespace: h.ns, Name: SecretName}, &main); err != nil {
+			return err
+		}
+		if len(main.Data[keyAdminPassword]) == 0 {
+			return fmt.Errorf("%s has no admin password", SecretName)
+		}
+		password = string(secret.Data["password"])
+		return nil
+	}, testwait.Timeout(20*time.Second))
+	return password
 }
 
 // response is a decoded API answer.

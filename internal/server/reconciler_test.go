@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"net/http"
 	"testing"
@@ -22,6 +23,7 @@ import (
 	"github.com/skiffcd/skiff/internal/syncengine"
 	"github.com/skiffcd/skiff/internal/testcluster"
 	"github.com/skiffcd/skiff/internal/testgit"
+	"github.com/skiffcd/skiff/internal/testwait"
 )
 
 // configMapAt is a ConfigMap manifest with the given value, for a commit.
@@ -101,33 +103,24 @@ func TestGitHubPushRefreshesThroughTheApplicationController(t *testing.T) {
 	h.setSecretKey(keyGitHubSecret, "gh-secret")
 	h.createApp("guestbook", "default", nil, v1alpha1.ApplicationSource{RepoURL: repo.URL(), Path: "app", TargetRevision: "HEAD"})
 
-	waitRevision := func(want string) {
-		t.Helper()
-		deadline := time.Now().Add(30 * time.Second)
-		for attempt := 0; ; attempt++ {
-			got := h.getApp("guestbook").Status.Sync.Revision
-			if got == want {
-				return
+	revisionIs := func(want string) func() error {
+		return func() error {
+			if got := h.getApp("guestbook").Status.Sync.Revision; got != want {
+				return fmt.Errorf("sync revision %q, want %q", got, want)
 			}
-			if time.Now().After(deadline) || attempt > 300 {
-				t.Fatalf("sync revision %q after %d checks, want %q", got, attempt, want)
-			}
-			time.Sleep(100 * time.Millisecond)
+			return nil
 		}
 	}
-	waitRevision(first)
+	testwait.Eventually(t, "the first commit resolved", revisionIs(first))
 
 	second := repo.Commit(configMapAt("two"))
 	// Without a webhook the controller keeps the resolved revision (its
 	// poll is an hour away).
-	time.Sleep(time.Second)
-	if got := h.getApp("guestbook").Status.Sync.Revision; got != first {
-		t.Fatalf("revision moved to %q before the webhook", got)
-	}
+	testwait.Consistently(t, "the revision before the webhook", time.Second, revisionIs(first))
 	body := []byte(`{"ref":"refs/heads/master","repository":{"html_url":"` + repo.URL() + `","default_branch":"master"}}`)
 	r2 := h.do(http.MethodPost, "/api/webhook", "", body, "X-GitHub-Event", "push", "X-Hub-Signature-256", "sha256="+sign("gh-secret", body))
 	if r2.status != http.StatusOK {
 		t.Fatalf("push: %d %s", r2.status, r2.body)
 	}
-	waitRevision(second)
+	testwait.Eventually(t, "the pushed commit resolved", revisionIs(second))
 }

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"net/http"
@@ -14,6 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/skiffcd/skiff/internal/testwait"
 )
 
 func TestAddRevoked(t *testing.T) {
@@ -69,22 +72,21 @@ func withSettingsCache(t *testing.T, ns string) func(*Server) {
 	}
 }
 
-// waitRefused polls GET userinfo with token until it is refused (401),
-// for at most 10 s.
+// waitRefused asks GET userinfo with token until it is refused (401), for
+// at most 10 s; any answer but 200 or 401 fails at once.
 func (h *harness) waitRefused(token string) {
 	h.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for attempt := 0; attempt < 200; attempt++ {
-		r := h.do(http.MethodGet, "/api/v1/session/userinfo", token, nil)
-		if r.status == http.StatusUnauthorized {
-			return
+	testwait.Eventually(h.t, "a logged-out token to be refused", func() error {
+		switch r := h.do(http.MethodGet, "/api/v1/session/userinfo", token, nil); r.status {
+		case http.StatusUnauthorized:
+			return nil
+		case http.StatusOK:
+			return errors.New("still accepted")
+		default:
+			h.t.Fatalf("a logged-out token: %d %s, want 401", r.status, r.body)
+			return nil
 		}
-		if r.status != http.StatusOK || time.Now().After(deadline) {
-			h.t.Fatalf("a logged-out token after %d attempts: %d %s, want 401", attempt+1, r.status, r.body)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	h.t.Fatal("a logged-out token is still accepted after 200 attempts")
+	}, testwait.Timeout(10*time.Second), testwait.Interval(50*time.Millisecond))
 }
 
 // A logout survives a restart: the next Server on the same cluster

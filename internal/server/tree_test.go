@@ -20,6 +20,7 @@ import (
 	"github.com/skiffcd/skiff/internal/mask"
 	"github.com/skiffcd/skiff/internal/reposerver"
 	"github.com/skiffcd/skiff/internal/testcluster"
+	"github.com/skiffcd/skiff/internal/testwait"
 )
 
 // startFullServer is startServer with everything the resource endpoints and
@@ -207,22 +208,18 @@ func TestResourceTreeAndResource(t *testing.T) {
 	admin, alice := h.login("admin", h.password), h.login("alice", "alice-password")
 
 	var tree struct{ Nodes []resourceNode }
-	deadline := time.Now().Add(60 * time.Second)
-	for attempt := 0; ; attempt++ {
+	testwait.Eventually(t, "the tree of Deployment, ReplicaSet, Pod and Secret", func() error {
 		r := h.do(http.MethodGet, "/api/v1/applications/shop/resource-tree", admin, nil)
 		if r.status != http.StatusOK {
 			t.Fatalf("resource-tree: %d %s", r.status, r.body)
 		}
 		tree.Nodes = nil
 		r.json(t, &tree)
-		if len(tree.Nodes) == 4 {
-			break
+		if len(tree.Nodes) != 4 {
+			return fmt.Errorf("tree %v", describeTree(tree.Nodes))
 		}
-		if time.Now().After(deadline) || attempt > 300 {
-			t.Fatalf("tree %v after %d attempts, want Deployment, ReplicaSet, Pod and Secret", describeTree(tree.Nodes), attempt)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return nil
+	}, testwait.Timeout(60*time.Second), testwait.Interval(200*time.Millisecond))
 	kinds := map[string]resourceNode{}
 	for _, n := range tree.Nodes {
 		kinds[n.Kind] = n

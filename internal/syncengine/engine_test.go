@@ -14,7 +14,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
@@ -22,6 +21,7 @@ import (
 	"github.com/skiffcd/skiff/internal/clustercache"
 	"github.com/skiffcd/skiff/internal/diff"
 	"github.com/skiffcd/skiff/internal/health"
+	"github.com/skiffcd/skiff/internal/testwait"
 )
 
 func newEngine(t *testing.T) *Engine {
@@ -151,13 +151,12 @@ func TestSyncAppliesTracksAndPrunes(t *testing.T) {
 	}
 	// Foreground deletion lets the garbage collector finish the delete.
 	var after []*unstructured.Unstructured
-	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
-		after = live(t, e.Client, desired)
-		return len(after) == 2, nil
+	testwait.Eventually(t, "the pruned object to go", func() error {
+		if after = live(t, e.Client, desired); len(after) != 2 {
+			return fmt.Errorf("%d objects, want 2", len(after))
+		}
+		return nil
 	})
-	if err != nil {
-		t.Fatalf("%d objects 30s after prune, want 2", len(after))
-	}
 	if level, _, _ := unstructured.NestedString(after[0].Object, "data", "level"); level != "info" {
 		t.Errorf("drifted value %q was not restored to info", level)
 	}

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -13,12 +14,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
 	"github.com/skiffcd/skiff/internal/kubeclient"
 	"github.com/skiffcd/skiff/internal/testgit"
+	"github.com/skiffcd/skiff/internal/testwait"
 )
 
 const configMapYAML = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: %s}\ndata: {k: v}\n"
@@ -52,7 +53,6 @@ func configMapExists(t *testing.T, c client.Client, ns, name string) bool {
 // breaks rendering leaves the app on its last good state with a
 // ComparisonError, and nothing is pruned.
 func TestAutoSyncPrunesDeletedFilesAndSurvivesBrokenCommits(t *testing.T) {
-	ctx := context.Background()
 	c, key, dest, repo := autoSyncedApp(t, "auto", &v1alpha1.SyncPolicyAutomated{Prune: true})
 	if !configMapExists(t, c, dest, "a") || !configMapExists(t, c, dest, "b") {
 		t.Fatal("auto-sync did not create both ConfigMaps")
@@ -62,12 +62,7 @@ func TestAutoSyncPrunesDeletedFilesAndSurvivesBrokenCommits(t *testing.T) {
 	waitApp(t, c, key, "the deletion synced", func(a *v1alpha1.Application) bool {
 		return a.Status.Sync.Revision == deleted && a.Status.Sync.Status == v1alpha1.SyncStatusCodeSynced
 	})
-	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
-		return !configMapExists(t, c, dest, "b"), nil
-	})
-	if err != nil {
-		t.Fatal("the ConfigMap whose file was deleted was not pruned")
-	}
+	testwait.Eventually(t, "the ConfigMap whose file was deleted to be pruned", func() bool { return !configMapExists(t, c, dest, "b") })
 
 	repo.Commit(map[string]string{"app/a.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: [broken\n"})
 	app := waitApp(t, c, key, "a ComparisonError", func(a *v1alpha1.Application) bool {
@@ -230,13 +225,16 @@ func TestInterruptedOperationFinishesOnceAfterRestart(t *testing.T) {
 	app = waitApp(t, c, key, "the resumed operation to finish", func(a *v1alpha1.Application) bool {
 		return a.Operation == nil && a.Status.OperationState != nil && a.Status.OperationState.Phase == v1alpha1.OperationSucceeded
 	})
-	time.Sleep(2 * time.Second) // a second run would add a second history entry
-	if err := c.Get(ctx, key, app); err != nil {
-		t.Fatal(err)
-	}
-	if len(app.Status.History) != 1 || app.Status.History[0].Revision != sha {
-		t.Errorf("history %+v, want exactly one entry at %s", app.Status.History, sha)
-	}
+	// A second run would add a second history entry.
+	testwait.Consistently(t, "one history entry", 2*time.Second, func() error {
+		if err := c.Get(ctx, key, app); err != nil {
+			return err
+		}
+		if len(app.Status.History) != 1 || app.Status.History[0].Revision != sha {
+			return fmt.Errorf("history %+v, want exactly one entry at %s", app.Status.History, sha)
+		}
+		return nil
+	})
 	if !configMapExists(t, c, dest, "cm") {
 		t.Error("the resumed sync did not apply")
 	}

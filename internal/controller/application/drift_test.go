@@ -15,6 +15,7 @@ import (
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
 	"github.com/skiffcd/skiff/internal/testgit"
+	"github.com/skiffcd/skiff/internal/testwait"
 )
 
 const guestbookImage = "gcr.io/heptio-images/ks-guestbook-demo:0.2"
@@ -93,11 +94,16 @@ func TestSyncsTakeBackWhatKubectlChanged(t *testing.T) {
 			if d.Labels["oncall"] != "paged" {
 				t.Errorf("the label only kubectl set is gone: %v", d.Labels)
 			}
-			time.Sleep(4 * time.Second) // more than a poll: the app must not flap
-			app = waitApp(t, c, key, "the app", func(*v1alpha1.Application) bool { return true })
-			if app.Status.Sync.Status != v1alpha1.SyncStatusCodeSynced {
-				t.Errorf("the app is %s a poll after the sync, want Synced; resources %+v", app.Status.Sync.Status, app.Status.Resources)
-			}
+			// Through more than a poll the app must not flap.
+			testwait.Consistently(t, "Synced after the sync", 4*time.Second, func() error {
+				if err := c.Get(ctx, key, app); err != nil {
+					return err
+				}
+				if app.Status.Sync.Status != v1alpha1.SyncStatusCodeSynced {
+					return fmt.Errorf("the app is %s, want Synced; resources %+v", app.Status.Sync.Status, app.Status.Resources)
+				}
+				return nil
+			})
 		})
 	}
 }

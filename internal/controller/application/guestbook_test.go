@@ -9,30 +9,31 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
+	"github.com/skiffcd/skiff/internal/testcluster"
 	"github.com/skiffcd/skiff/internal/testgit"
+	"github.com/skiffcd/skiff/internal/testwait"
 )
 
-// waitApp polls the Application until cond holds (up to 60 s) and returns it.
+// waitApp reads the Application every 200 ms until cond holds (up to 60 s)
+// and returns it.
 func waitApp(t *testing.T, c client.Client, key client.ObjectKey, what string, cond func(*v1alpha1.Application) bool) *v1alpha1.Application {
 	t.Helper()
 	app := &v1alpha1.Application{}
-	err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
-		if err := c.Get(ctx, key, app); err != nil {
-			return false, client.IgnoreNotFound(err)
+	testwait.Eventually(t, what, func() error {
+		if err := c.Get(context.Background(), key, app); err != nil {
+			return err
 		}
-		return cond(app), nil
-	})
-	if err != nil {
-		status, _ := yaml.Marshal(app.Status)
-		t.Fatalf("timed out waiting for %s; status:\n%s", what, status)
-	}
+		if !cond(app) {
+			status, _ := yaml.Marshal(app.Status)
+			return fmt.Errorf("status:\n%s", status)
+		}
+		return nil
+	}, testwait.Timeout(60*time.Second), testwait.Interval(200*time.Millisecond))
 	return app
 }
 
@@ -125,13 +126,7 @@ func TestGuestbookFlow(t *testing.T) {
 	if err := c.Delete(ctx, app); err != nil {
 		t.Fatal(err)
 	}
-	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
-		err := c.Get(ctx, key, &v1alpha1.Application{})
-		return apierrors.IsNotFound(err), nil
-	})
-	if err != nil {
-		t.Fatal("the Application was not deleted")
-	}
+	testwait.Eventually(t, "the Application to be deleted", testcluster.Gone(c, app), testwait.Timeout(60*time.Second))
 	for _, obj := range []client.Object{&appsv1.Deployment{}, &corev1.Service{}} {
 		err := c.Get(ctx, client.ObjectKey{Namespace: dest, Name: "guestbook-ui"}, obj)
 		if err == nil && obj.GetDeletionTimestamp() == nil {

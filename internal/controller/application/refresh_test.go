@@ -2,6 +2,7 @@ package application
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync/atomic"
@@ -16,6 +17,7 @@ import (
 	"github.com/skiffcd/skiff/internal/reposerver"
 	"github.com/skiffcd/skiff/internal/source"
 	"github.com/skiffcd/skiff/internal/testgit"
+	"github.com/skiffcd/skiff/internal/testwait"
 )
 
 // A refresh asked in process (a webhook's push) makes the app check git at
@@ -35,13 +37,16 @@ func TestRefreshAppsFindsANewCommitWithoutAnAnnotation(t *testing.T) {
 	waitApp(t, c, key, "auto-synced", statusIs(v1alpha1.SyncStatusCodeSynced, v1alpha1.HealthStatusHealthy))
 
 	pushed := repo.Commit(map[string]string{"app/a.yaml": strings.ReplaceAll(strings.ReplaceAll(configMapYAML, "%s", "a"), "k: v", "k: pushed")})
-	time.Sleep(2 * time.Second) // the next poll is minutes away: nothing may notice the commit yet
-	if err := c.Get(ctx, key, app); err != nil {
-		t.Fatal(err)
-	}
-	if app.Status.Sync.Revision == pushed {
-		t.Fatal("the commit was noticed before any refresh: the test proves nothing")
-	}
+	// The next poll is minutes away: nothing may notice the commit yet.
+	testwait.Consistently(t, "the commit unnoticed before any refresh", 2*time.Second, func() error {
+		if err := c.Get(ctx, key, app); err != nil {
+			return err
+		}
+		if app.Status.Sync.Revision == pushed {
+			return errors.New("the commit was noticed before any refresh: the test proves nothing")
+		}
+		return nil
+	})
 
 	if err := r.RefreshApps(ctx, repo.URL(), []string{"hooked"}); err != nil {
 		t.Fatal(err)

@@ -2,16 +2,17 @@ package application
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
 	"github.com/skiffcd/skiff/internal/testgit"
+	"github.com/skiffcd/skiff/internal/testwait"
 )
 
 // A controller restart in the middle of a sync, with the PreSync Job (a
@@ -39,21 +40,21 @@ func TestARestartedSyncDoesNotRunCompletedHooksAgain(t *testing.T) {
 	key := client.ObjectKeyFromObject(app)
 	// Let the Sync hook run (its manifest holds it suspended) until the
 	// operation ends; a re-created hook would be suspended again.
-	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+	testwait.Eventually(t, "the resumed operation to end", func() error {
 		job := &batchv1.Job{}
 		if err := c.Get(ctx, client.ObjectKey{Namespace: dest, Name: "smoke-test"}, job); err == nil && job.Spec.Suspend != nil && *job.Spec.Suspend {
 			if err := c.Patch(ctx, job, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"suspend":false}}`))); err != nil {
-				return false, err
+				return err
 			}
 		}
 		if err := c.Get(ctx, key, app); err != nil {
-			return false, err
+			return err
 		}
-		return app.Operation == nil && app.Status.OperationState != nil && app.Status.OperationState.Phase != v1alpha1.OperationRunning, nil
-	})
-	if err != nil {
-		t.Fatalf("the resumed operation did not end: %v; state %+v", err, app.Status.OperationState)
-	}
+		if app.Operation != nil || app.Status.OperationState == nil || app.Status.OperationState.Phase == v1alpha1.OperationRunning {
+			return fmt.Errorf("operation %v, state %+v", app.Operation != nil, app.Status.OperationState)
+		}
+		return nil
+	}, testwait.Timeout(time.Minute), testwait.Interval(200*time.Millisecond))
 	if state := app.Status.OperationState; state.Phase != v1alpha1.OperationSucceeded {
 		t.Fatalf("the resumed operation %s: %s", state.Phase, state.Message)
 	}
@@ -93,14 +94,14 @@ func complete(job *batchv1.Job) bool {
 func waitJob(t *testing.T, c client.Client, ns, name, what string, cond func(*batchv1.Job) bool) *batchv1.Job {
 	t.Helper()
 	job := &batchv1.Job{}
-	err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, job); err != nil {
-			return false, client.IgnoreNotFound(err)
+	testwait.Eventually(t, what, func() error {
+		if err := c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, job); err != nil {
+			return err
 		}
-		return cond(job), nil
-	})
-	if err != nil {
-		t.Fatalf("timed out waiting for %s", what)
-	}
+		if !cond(job) {
+			return fmt.Errorf("status %+v", job.Status)
+		}
+		return nil
+	}, testwait.Timeout(time.Minute), testwait.Interval(200*time.Millisecond))
 	return job.DeepCopy()
 }

@@ -2,17 +2,18 @@ package application
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
 	"github.com/skiffcd/skiff/internal/testgit"
+	"github.com/skiffcd/skiff/internal/testwait"
 )
 
 func TestReusable(t *testing.T) {
@@ -76,12 +77,12 @@ func comparisonsCounted(t *testing.T, ns, outcome string) float64 {
 // than from.
 func waitReused(t *testing.T, ns string, from float64, n int, what string) {
 	t.Helper()
-	err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
-		return reusedComparisons(t, ns) >= from+float64(n), nil
-	})
-	if err != nil {
-		t.Fatalf("%s: %v reused comparisons, want %v", what, reusedComparisons(t, ns), from+float64(n))
-	}
+	testwait.Eventually(t, what, func() error {
+		if got, want := reusedComparisons(t, ns), from+float64(n); got < want {
+			return fmt.Errorf("%v reused comparisons, want %v", got, want)
+		}
+		return nil
+	}, testwait.Interval(50*time.Millisecond))
 }
 
 // compareUntilReused asks for comparisons of app until one is reused (the
@@ -89,13 +90,11 @@ func waitReused(t *testing.T, ns string, from float64, n int, what string) {
 func compareUntilReused(t *testing.T, r *Reconciler, ns, app, what string) {
 	t.Helper()
 	from := reusedComparisons(t, ns)
-	err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+	// Each check asks for one comparison: the interval paces them.
+	testwait.Eventually(t, "a reused comparison "+what, func() bool {
 		r.enqueueCompare(app)
-		return reusedComparisons(t, ns) > from, nil
-	})
-	if err != nil {
-		t.Fatalf("%s: no comparison was reused", what)
-	}
+		return reusedComparisons(t, ns) > from
+	}, testwait.Interval(200*time.Millisecond))
 }
 
 // createConfigMapApp commits the ConfigMap "a" to a new repository and
@@ -184,13 +183,16 @@ func TestAReusedComparisonSeesEachInputChange(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The cached project must show the change before the comparison.
-	if err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
+	testwait.Eventually(t, "the project's change to reach the cache", func() error {
 		cached := &v1alpha1.AppProject{}
-		err := r.Client.Get(ctx, client.ObjectKeyFromObject(proj), cached)
-		return err == nil && cached.ResourceVersion == proj.ResourceVersion, nil
-	}); err != nil {
-		t.Fatal("the project's change never reached the cache")
-	}
+		if err := r.Client.Get(ctx, client.ObjectKeyFromObject(proj), cached); err != nil {
+			return err
+		}
+		if cached.ResourceVersion != proj.ResourceVersion {
+			return fmt.Errorf("resourceVersion %s, want %s", cached.ResourceVersion, proj.ResourceVersion)
+		}
+		return nil
+	}, testwait.Timeout(10*time.Second), testwait.Interval(50*time.Millisecond))
 	r.enqueueCompare(key.Name)
 	waitApp(t, c, key, "the project's new rule applied", func(a *v1alpha1.Application) bool {
 		return conditionMessage(a, v1alpha1.ApplicationConditionInvalidSpecError) != ""

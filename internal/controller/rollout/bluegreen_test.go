@@ -2,6 +2,7 @@ package rollout
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -90,9 +91,11 @@ func TestBlueGreenImageUpdateAutoPromotes(t *testing.T) {
 	first := waitFor(t, c, ro, "first revision Healthy", healthyAt).Status.CurrentPodHash
 
 	newHash := setImage(t, c, ro, "nginx:stable")
-	waitUntil(t, "the active Service to switch", func() (bool, string) {
-		h := serviceHash(t, c, ns, "rollout-active-service")
-		return h == newHash, h
+	waitUntil(t, "the active Service to switch", func() error {
+		if h := serviceHash(t, c, ns, "rollout-active-service"); h != newHash {
+			return fmt.Errorf("the active Service selects %s", h)
+		}
+		return nil
 	})
 	switched := time.Now()
 	old := replicaSets(t, c, ro)[first]
@@ -117,12 +120,13 @@ func TestBlueGreenImageUpdateAutoPromotes(t *testing.T) {
 	if ahead := deadline.Sub(switched); ahead < time.Second || ahead > 4*time.Second {
 		t.Errorf("scale-down deadline %s is %s after the switch was seen, want about the 4 s delay", deadline, ahead)
 	}
-	waitUntil(t, "the old revision to scale down", func() (bool, string) {
-		counts := rsCounts(t, c, ro, first)
-		if strings.HasPrefix(counts, "0/") && time.Now().Before(deadline) {
+	scaledDown := scaledToZero(t, c, ro, first)
+	waitUntil(t, "the old revision to scale down", func() error {
+		err := scaledDown()
+		if err == nil && time.Now().Before(deadline) {
 			t.Errorf("old revision scaled down at %s, before its deadline %s", time.Now().UTC().Format(time.RFC3339Nano), deadline)
 		}
-		return strings.HasPrefix(counts, "0/"), counts
+		return err
 	})
 }
 
@@ -169,10 +173,7 @@ func TestBlueGreenManualPromotion(t *testing.T) {
 	if a := serviceHash(t, c, ns, "rollout-active-service"); a != newHash {
 		t.Errorf("active Service selects %s after promote, want %s", a, newHash)
 	}
-	waitUntil(t, "the old revision to scale down", func() (bool, string) {
-		counts := rsCounts(t, c, ro, first)
-		return strings.HasPrefix(counts, "0/"), counts
-	})
+	waitUntil(t, "the old revision to scale down", scaledToZero(t, c, ro, first))
 }
 
 // Aborting before promotion keeps the active Service on the stable
@@ -205,10 +206,7 @@ func TestBlueGreenAbortBeforePromotion(t *testing.T) {
 	if a, p := serviceHash(t, c, ns, "rollout-active-service"), serviceHash(t, c, ns, "rollout-preview-service"); a != first || p != first {
 		t.Errorf("after abort active=%s preview=%s, want both on stable %s", a, p, first)
 	}
-	waitUntil(t, "the aborted revision to scale down", func() (bool, string) {
-		counts := rsCounts(t, c, ro, newHash)
-		return strings.HasPrefix(counts, "0/"), counts
-	})
+	waitUntil(t, "the aborted revision to scale down", scaledToZero(t, c, ro, newHash))
 	if counts := rsCounts(t, c, ro, first); counts != "2/2" {
 		t.Errorf("stable ReplicaSet after abort = %s, want 2/2", counts)
 	}
@@ -290,10 +288,7 @@ func TestBlueGreenRetryAfterAbort(t *testing.T) {
 	waitFor(t, c, ro, "BlueGreenPause", pausedFor)
 	patchStatus(t, c, ro, `{"status":{"abort":true}}`)
 	waitFor(t, c, ro, "Degraded", phaseIs(v1alpha1.RolloutPhaseDegraded))
-	waitUntil(t, "the aborted revision to scale down", func() (bool, string) {
-		counts := rsCounts(t, c, ro, newHash)
-		return strings.HasPrefix(counts, "0/"), counts
-	})
+	waitUntil(t, "the aborted revision to scale down", scaledToZero(t, c, ro, newHash))
 
 	patchStatus(t, c, ro, `{"status":{"abort":false}}`)
 	got := waitFor(t, c, ro, "BlueGreenPause again", pausedFor)
@@ -327,9 +322,11 @@ func TestBlueGreenScaleDownDelayRevisionLimit(t *testing.T) {
 	}
 	setImage(t, c, ro, "nginx:1.19")
 	waitFor(t, c, ro, "third revision Healthy", healthyAt)
-	waitUntil(t, "the first revision down, the second waiting", func() (bool, string) {
-		a, b := rsCounts(t, c, ro, first), rsCounts(t, c, ro, second)
-		return strings.HasPrefix(a, "0/") && strings.HasPrefix(b, "2/"), "first " + a + " second " + b
+	waitUntil(t, "the first revision down, the second waiting", func() error {
+		if a, b := rsCounts(t, c, ro, first), rsCounts(t, c, ro, second); !strings.HasPrefix(a, "0/") || !strings.HasPrefix(b, "2/") {
+			return fmt.Errorf("first %s second %s", a, b)
+		}
+		return nil
 	})
 }
 

@@ -40,17 +40,17 @@ func TestOnlyRolloutReplicaSetsAreCached(t *testing.T) {
 		return got
 	}
 	var all appsv1.ReplicaSetList
-	waitUntil(t, "the Deployment's ReplicaSet", func() (bool, string) {
+	waitUntil(t, "the Deployment's ReplicaSet", func() error {
 		if err := c.List(context.Background(), &all, client.InNamespace(ns)); err != nil {
 			t.Fatal(err)
 		}
 		kinds := owners(&all)
 		for _, kind := range kinds {
 			if kind == "Deployment" {
-				return true, ""
+				return nil
 			}
 		}
-		return false, fmt.Sprint(kinds)
+		return fmt.Errorf("ReplicaSets owned by %v", kinds)
 	})
 	var cached appsv1.ReplicaSetList
 	if err := r.replicaSets.List(context.Background(), &cached, client.InNamespace(ns)); err != nil {

@@ -2,6 +2,7 @@ package rollout
 
 import (
 	"context"
+	"fmt"
 	"sort"
 	"strings"
 	"testing"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
 	"github.com/skiffcd/skiff/internal/rollout"
+	"github.com/skiffcd/skiff/internal/testwait"
 )
 
 // startCanary creates the canary of testdata/canary.yml with its Services,
@@ -54,9 +56,11 @@ func waitAtPause(t *testing.T, c client.Client, ro *v1alpha1.Rollout, hash strin
 // available the given numbers of pods.
 func waitForSplit(t *testing.T, c client.Client, ro *v1alpha1.Rollout, canaryHash, stableHash, canary, stable string) {
 	t.Helper()
-	waitUntil(t, "canary "+canary+" stable "+stable, func() (bool, string) {
-		gotCanary, gotStable := rsCounts(t, c, ro, canaryHash), rsCounts(t, c, ro, stableHash)
-		return gotCanary == canary && gotStable == stable, "canary " + gotCanary + " stable " + gotStable
+	waitUntil(t, "canary "+canary+" stable "+stable, func() error {
+		if gotCanary, gotStable := rsCounts(t, c, ro, canaryHash), rsCounts(t, c, ro, stableHash); gotCanary != canary || gotStable != stable {
+			return fmt.Errorf("canary %s stable %s", gotCanary, gotStable)
+		}
+		return nil
 	})
 }
 
@@ -206,13 +210,20 @@ func TestCanaryRollbackWithinWindowSkipsSteps(t *testing.T) {
 	create(t, c, ro)
 	first := waitFor(t, c, ro, "first revision Healthy", healthyAt).Status.CurrentPodHash
 	var hashes []string
+	last := first
 	for _, image := range []string{"argoproj/rollouts-demo:yellow", "argoproj/rollouts-demo:red"} {
-		time.Sleep(time.Second) // creation times order the revisions, to the second
+		// Creation times order the revisions, to the second: the next
+		// revision is created in a later second than the last.
+		created := replicaSets(t, c, ro)[last].CreationTimestamp.Time
+		testwait.Eventually(t, "a second later than revision "+last+"'s creation", func() bool {
+			return time.Now().Truncate(time.Second).After(created)
+		})
 		hash := setImage(t, c, ro, image)
 		waitAtPause(t, c, ro, hash, 1)
 		promote(t, c, ro)
 		waitFor(t, c, ro, image+" Healthy", healthyAt)
 		hashes = append(hashes, hash)
+		last = hash
 	}
 	second := hashes[0]
 
@@ -246,14 +257,16 @@ func TestCanaryAbandonedRevisionScalesDownWithinMaxUnavailable(t *testing.T) {
 
 	replaced := time.Now().Truncate(time.Second)
 	setImage(t, c, ro, "argoproj/rollouts-demo:green")
-	waitUntil(t, "the abandoned revision drained", func() (bool, string) {
-		got := rsCounts(t, c, ro, abandoned)
-		return got == "0/0", got
+	waitUntil(t, "the abandoned revision drained", func() error {
+		if got := rsCounts(t, c, ro, abandoned); got != "0/0" {
+			return fmt.Errorf("the abandoned ReplicaSet at %s", got)
+		}
+		return nil
 	})
 	var downs []string
-	waitUntil(t, "its scale-down events", func() (bool, string) {
+	waitUntil(t, "its scale-down events", func() error {
 		downs = notes(scaleEvents(t, c, ns, replaced, "Scaled down ReplicaSet "+abandonedRS+" "))
-		return len(downs) > 0 && strings.HasSuffix(downs[len(downs)-1], " to 0"), strings.Join(downs, "; ")
+		return lastScaledTo(downs, 0)
 	})
 	if !strings.HasSuffix(downs[0], " from 6 to 4") {
 		t.Errorf("the abandoned revision went %q first, want from 6 to 4 (all scale-downs: %s)", downs[0], strings.Join(downs, "; "))
@@ -276,6 +289,15 @@ func scaleEvents(t *testing.T, c client.Client, ns string, since time.Time, pref
 		}
 	}
 	return out
+}
+
+// lastScaledTo holds when the last of the scale events' notes ends at
+// replicas.
+func lastScaledTo(notes []string, replicas int) error {
+	if len(notes) == 0 || !strings.HasSuffix(notes[len(notes)-1], fmt.Sprintf(" to %d", replicas)) {
+		return fmt.Errorf("scale events %q, want the last to %d", notes, replicas)
+	}
+	return nil
 }
 
 func notes(events []eventsv1.Event) []string {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -26,9 +27,11 @@ import (
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
 	analysiscontroller "github.com/skiffcd/skiff/internal/controller/analysis"
+	"github.com/skiffcd/skiff/internal/crds"
 	"github.com/skiffcd/skiff/internal/eventrecorder"
 	"github.com/skiffcd/skiff/internal/rollout"
 	"github.com/skiffcd/skiff/internal/testcluster"
+	"github.com/skiffcd/skiff/internal/testwait"
 )
 
 var cluster *testcluster.Cluster
@@ -79,20 +82,7 @@ func installCRD(ctx context.Context, c *testcluster.Cluster, path string) error 
 	if err := cl.Create(ctx, crd); err != nil {
 		return fmt.Errorf("creating the CRD %s: %w", crd.Name, err)
 	}
-	for {
-		if err := cl.Get(ctx, client.ObjectKeyFromObject(crd), crd); err == nil {
-			for _, cond := range crd.Status.Conditions {
-				if cond.Type == apiextensionsv1.Established && cond.Status == apiextensionsv1.ConditionTrue {
-					return nil
-				}
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("waiting for the CRD %s: %w", crd.Name, ctx.Err())
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
+	return crds.WaitServed(ctx, c.Config, []*apiextensionsv1.CustomResourceDefinition{crd}, time.Minute)
 }
 
 // startController runs the Rollout controller until the test ends and
@@ -158,36 +148,38 @@ func create(t *testing.T, c client.Client, obj client.Object) {
 	}
 }
 
-// waitFor polls the Rollout every 100 ms until done says so, for up to 60 s.
+// waitFor reads the Rollout until done says so, for up to a minute (see
+// waitUntil).
 func waitFor(t *testing.T, c client.Client, ro *v1alpha1.Rollout, what string, done func(*v1alpha1.Rollout) bool) *v1alpha1.Rollout {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		got := &v1alpha1.Rollout{}
-		err := c.Get(context.Background(), client.ObjectKeyFromObject(ro), got)
-		if err == nil && done(got) {
-			return got
+	var got *v1alpha1.Rollout
+	waitUntil(t, what, func() error {
+		got = &v1alpha1.Rollout{}
+		if err := c.Get(context.Background(), client.ObjectKeyFromObject(ro), got); err != nil {
+			return err
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s; last status: %s (err %v)", what, describe(got), err)
+		if !done(got) {
+			return fmt.Errorf("last status: %s", describe(got))
 		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return nil
+	})
+	return got
 }
 
-// waitUntil polls cond every 100 ms for up to 60 s.
-func waitUntil(t *testing.T, what string, cond func() (bool, string)) {
+// waitUntil is testwait.Eventually for up to a minute: a step of a rollout
+// takes a few passes of the controller and pods to start on a busy machine.
+func waitUntil[C testwait.Condition](t *testing.T, what string, cond C) {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		ok, last := cond()
-		if ok {
-			return
+	testwait.Eventually(t, what, cond, testwait.Timeout(time.Minute))
+}
+
+// scaledToZero holds once the ReplicaSet of hash asks for no pods.
+func scaledToZero(t *testing.T, c client.Client, ro *v1alpha1.Rollout, hash string) func() error {
+	return func() error {
+		if counts := rsCounts(t, c, ro, hash); !strings.HasPrefix(counts, "0/") {
+			return fmt.Errorf("ReplicaSet %s at %s", hash, counts)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s; last: %s", what, last)
-		}
-		time.Sleep(100 * time.Millisecond)
+		return nil
 	}
 }
 

@@ -2,6 +2,7 @@ package rollout
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -38,6 +39,17 @@ func podRoles(t *testing.T, c client.Client, ns, hash string) string {
 	return strings.Join(roles, ",")
 }
 
+// rolesAre holds when the pods of the revision of hash have the roles want
+// (as podRoles lists them).
+func rolesAre(t *testing.T, c client.Client, ns, hash, want string) func() error {
+	return func() error {
+		if got := podRoles(t, c, ns, hash); got != want {
+			return fmt.Errorf("pods of %s with roles %s, want %s", hash, got, want)
+		}
+		return nil
+	}
+}
+
 // Blue-green activeMetadata and previewMetadata label the pods by role:
 // the new revision's pods are "preview" until the promotion, then
 // "active", and the old revision's pods lose the label.
@@ -52,27 +64,20 @@ func TestBlueGreenActiveAndPreviewMetadataLabelPods(t *testing.T) {
 	ro.Spec.Strategy.BlueGreen.PreviewMetadata = &v1alpha1.PodTemplateMetadata{Labels: map[string]string{"role": "preview"}}
 	create(t, c, ro)
 	first := waitFor(t, c, ro, "first revision Healthy", healthyAt).Status.CurrentPodHash
-	waitUntil(t, "the first revision's pods active", func() (bool, string) {
-		got := podRoles(t, c, ns, first)
-		return got == "active,active", got
-	})
+	waitUntil(t, "the first revision's pods active", rolesAre(t, c, ns, first, "active,active"))
 
 	second := setImage(t, c, ro, "nginx:stable")
 	waitFor(t, c, ro, "BlueGreenPause", func(ro *v1alpha1.Rollout) bool {
 		return phaseIs(v1alpha1.RolloutPhasePaused)(ro) && ro.Status.CurrentPodHash == second
 	})
-	waitUntil(t, "the preview pods labelled", func() (bool, string) {
-		got := podRoles(t, c, ns, second)
-		return got == "preview,preview", got
-	})
+	waitUntil(t, "the preview pods labelled", rolesAre(t, c, ns, second, "preview,preview"))
 	if got := podRoles(t, c, ns, first); got != "active,active" {
 		t.Errorf("active pods before promotion: %s", got)
 	}
 
 	promote(t, c, ro)
 	waitFor(t, c, ro, "Healthy after promotion", healthyAt)
-	waitUntil(t, "the roles swapped", func() (bool, string) {
-		newRoles, oldRoles := podRoles(t, c, ns, second), podRoles(t, c, ns, first)
-		return newRoles == "active,active" && oldRoles == "-,-", fmt.Sprintf("new %s old %s", newRoles, oldRoles)
+	waitUntil(t, "the roles swapped", func() error {
+		return errors.Join(rolesAre(t, c, ns, second, "active,active")(), rolesAre(t, c, ns, first, "-,-")())
 	})
 }

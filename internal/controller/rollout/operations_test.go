@@ -2,6 +2,7 @@ package rollout
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -105,12 +106,15 @@ func TestRevisionHistoryLimitDeletesOldReplicaSets(t *testing.T) {
 		last = setImage(t, c, ro, "nginx:"+tag)
 		waitFor(t, c, ro, "Healthy on nginx:"+tag, healthyAt)
 	}
-	waitUntil(t, "three ReplicaSets left", func() (bool, string) {
+	waitUntil(t, "three ReplicaSets left", func() error {
 		rss := replicaSets(t, c, ro)
+		if len(rss) == 3 && rss[first] == nil && rss[last] != nil {
+			return nil
+		}
 		var names []string
 		for _, rs := range rss {
 			names = append(names, rs.Name+"="+rs.Annotations[AnnotationRevision])
 		}
-		return len(rss) == 3 && rss[first] == nil && rss[last] != nil, strings.Join(names, " ")
+		return fmt.Errorf("ReplicaSets %s", strings.Join(names, " "))
 	})
 }

@@ -75,10 +75,7 @@ func TestProgressDeadlineAbortKeepsStableServing(t *testing.T) {
 	if got.Status.AbortedAt == nil {
 		t.Errorf("abortedAt not set: %s", describe(got))
 	}
-	waitUntil(t, "the stuck canary to scale to 0", func() (bool, string) {
-		counts := rsCounts(t, c, ro, stuck)
-		return strings.HasPrefix(counts, "0/"), counts
-	})
+	waitUntil(t, "the stuck canary to scale to 0", scaledToZero(t, c, ro, stuck))
 	if counts := rsCounts(t, c, ro, stable); counts != "2/2" {
 		t.Errorf("stable ReplicaSet = %s, want 2/2", counts)
 	}

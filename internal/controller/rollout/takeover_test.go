@@ -80,9 +80,12 @@ func TestTakeoverFromArgoRolloutsChangesNothing(t *testing.T) {
 	for _, ro := range rollouts {
 		old := before[ro.Name]
 		hash := editSpec(t, c, ro, func(spec *v1alpha1.RolloutSpec) { spec.Template.Spec.Containers[0].Image += "-next" })
-		waitUntil(t, ro.Name+"'s new revision", func() (bool, string) {
-			rs := ownedReplicaSets(t, c, old.rollout)[hash]
-			return rs != nil && rs.Annotations[AnnotationRevision] == "2", fmt.Sprint(names(ownedReplicaSets(t, c, old.rollout)))
+		waitUntil(t, ro.Name+"'s new revision", func() error {
+			owned := ownedReplicaSets(t, c, old.rollout)
+			if rs := owned[hash]; rs == nil || rs.Annotations[AnnotationRevision] != "2" {
+				return fmt.Errorf("ReplicaSets %v", names(owned))
+			}
+			return nil
 		})
 		waitForPasses(t, c, passes, []*v1alpha1.Rollout{ro}, passes.count(ro)+3)
 		got := ownedReplicaSets(t, c, old.rollout)
@@ -173,7 +176,7 @@ func (p *passCounter) count(ro *v1alpha1.Rollout) int {
 func waitForPasses(t *testing.T, c client.Client, passes *passCounter, rollouts []*v1alpha1.Rollout, n int) {
 	t.Helper()
 	poke := 0
-	waitUntil(t, fmt.Sprintf("%d passes", n), func() (bool, string) {
+	waitUntil(t, fmt.Sprintf("%d passes", n), func() error {
 		var waiting []string
 		for _, ro := range rollouts {
 			if got := passes.count(ro); got < n {
@@ -181,7 +184,7 @@ func waitForPasses(t *testing.T, c client.Client, passes *passCounter, rollouts 
 			}
 		}
 		if len(waiting) == 0 {
-			return true, ""
+			return nil
 		}
 		poke++
 		if poke%5 == 0 {
@@ -189,7 +192,7 @@ func waitForPasses(t *testing.T, c client.Client, passes *passCounter, rollouts 
 				annotate(t, c, ro, "test.skiff.io/poke", fmt.Sprint(poke))
 			}
 		}
-		return false, strings.Join(waiting, ", ")
+		return fmt.Errorf("passes %s", strings.Join(waiting, ", "))
 	})
 }
 

@@ -39,6 +39,17 @@ func routeWeights(t *testing.T, c client.Client, ns, name string) map[string]int
 	return out
 }
 
+// allTrafficOnStable holds when demo-route sends everything to the stable
+// Service.
+func allTrafficOnStable(t *testing.T, c client.Client, ns string) func() error {
+	return func() error {
+		if w := routeWeights(t, c, ns, "demo-route"); w["canary-demo-preview"] != 0 || w["canary-demo"] != 100 {
+			return fmt.Errorf("route weights %v", w)
+		}
+		return nil
+	}
+}
+
 // With a Gateway API router the weight is set on the HTTPRoute, the canary
 // is sized from the weight, and the stable side stays at full size.
 func TestCanaryWithGatewayAPISetsRouteWeights(t *testing.T) {
@@ -64,10 +75,7 @@ func TestCanaryWithGatewayAPISetsRouteWeights(t *testing.T) {
 	if got.Status.StableRS != canary {
 		t.Errorf("status after promote: %s", describe(got))
 	}
-	waitUntil(t, "all traffic back on the stable Service", func() (bool, string) {
-		w := routeWeights(t, c, ns, "demo-route")
-		return w["canary-demo-preview"] == 0 && w["canary-demo"] == 100, fmt.Sprint(w)
-	})
+	waitUntil(t, "all traffic back on the stable Service", allTrafficOnStable(t, c, ns))
 	if ss := serviceHash(t, c, ns, "canary-demo"); ss != canary {
 		t.Errorf("stable Service selects %s after promotion, want %s", ss, canary)
 	}
@@ -91,14 +99,11 @@ func TestCanaryDynamicStableScaleAbortStepsBack(t *testing.T) {
 	aborted := time.Now().Truncate(time.Second)
 	patchStatus(t, c, ro, `{"status":{"abort":true}}`)
 	waitForSplit(t, c, ro, canary, stable, "0/0", "10/10")
-	waitUntil(t, "all traffic back on the stable Service", func() (bool, string) {
-		w := routeWeights(t, c, ns, "demo-route")
-		return w["canary-demo-preview"] == 0 && w["canary-demo"] == 100, fmt.Sprint(w)
-	})
+	waitUntil(t, "all traffic back on the stable Service", allTrafficOnStable(t, c, ns))
 	var ups []string
-	waitUntil(t, "the stable side's scale-up events", func() (bool, string) {
+	waitUntil(t, "the stable side's scale-up events", func() error {
 		ups = notes(scaleEvents(t, c, ns, aborted, "Scaled up ReplicaSet "+stableRS+" "))
-		return len(ups) > 0 && strings.HasSuffix(ups[len(ups)-1], " to 10"), strings.Join(ups, "; ")
+		return lastScaledTo(ups, 10)
 	})
 	var steps []string
 	for _, note := range ups {
@@ -131,10 +136,7 @@ func TestCanaryAbortKeepsTheCanaryForAbortScaleDownDelay(t *testing.T) {
 
 	aborted := time.Now().Truncate(time.Second)
 	patchStatus(t, c, ro, `{"status":{"abort":true}}`)
-	waitUntil(t, "all traffic back on the stable Service", func() (bool, string) {
-		w := routeWeights(t, c, ns, "demo-route")
-		return w["canary-demo-preview"] == 0 && w["canary-demo"] == 100, fmt.Sprint(w)
-	})
+	waitUntil(t, "all traffic back on the stable Service", allTrafficOnStable(t, c, ns))
 	if got := rsCounts(t, c, ro, canary); got != "2/2" {
 		t.Errorf("canary ReplicaSet right after the abort = %s, want 2/2 until abortScaleDownDelaySeconds", got)
 	}

@@ -3,6 +3,7 @@ package rollout
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -84,9 +85,11 @@ func TestWorkloadRefTakesTheDeploymentTemplate(t *testing.T) {
 	if img := rs.Spec.Template.Spec.Containers[0].Image; img != "argoproj/rollouts-demo:blue" {
 		t.Errorf("ReplicaSet image = %s, want the Deployment's", img)
 	}
-	waitUntil(t, "the Deployment scaled down (onsuccess)", func() (bool, string) {
-		n := deploymentReplicas(t, c, ns, dep.Name)
-		return n == 0, string(rune('0' + n))
+	waitUntil(t, "the Deployment scaled down (onsuccess)", func() error {
+		if n := deploymentReplicas(t, c, ns, dep.Name); n != 0 {
+			return fmt.Errorf("the Deployment asks for %d replicas", n)
+		}
+		return nil
 	})
 	if healthy.Status.WorkloadObservedGeneration == "" {
 		t.Error("status.workloadObservedGeneration is empty")
