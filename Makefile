@@ -45,9 +45,13 @@ build: ## Build bin/skiff.
 cluster-bins: ## Build the control plane, kubectl, Prometheus and Argo Rollouts' controller into the cache (first run only).
 	hack/cluster-bins.sh >/dev/null
 
+# `make run` seeds a local git repository with examples/ and creates its
+# Applications; `make run DEMO=false` starts an empty Skiff.
+DEMO ?= true
+
 .PHONY: run
-run: build cluster-bins ## Start a local control plane and skiff server on it; Ctrl-C stops everything.
-	go run ./hack/devcluster --skiff $(BIN)/skiff $(RUN_ARGS)
+run: build cluster-bins ## Start a local control plane, skiff server on it and the demo apps; Ctrl-C stops everything.
+	go run ./hack/devcluster --skiff $(BIN)/skiff --demo=$(DEMO) $(RUN_ARGS)
 
 .PHONY: test-prereqs
 test-prereqs: ## Install (or name the command that installs) what the tests need from the distribution: Chromium.

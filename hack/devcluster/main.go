@@ -1,7 +1,8 @@
 // Command devcluster is the README's run command (`make run`): it starts the
 // local control plane (unless a kubeconfig is given), then `skiff server`
-// with the CRDs installed, prints what runs where, and on Ctrl-C (or
-// SIGTERM) stops everything it started.
+// with the CRDs installed, seeds a local git repository with examples/ and
+// creates its Applications (the demo; --demo=false leaves it out), prints
+// what runs where, and on Ctrl-C (or SIGTERM) stops everything it started.
 package main
 
 import (
@@ -37,6 +38,8 @@ func run() error {
 	metrics := flag.String("metrics-bind-address", "127.0.0.1:8082", "skiff server metrics address")
 	apiPort := flag.Int("port", 8080, "skiff server API port (on 127.0.0.1)")
 	health := flag.String("health-probe-bind-address", "127.0.0.1:8081", "skiff server health address")
+	withDemo := flag.Bool("demo", true, "seed a local git repository with the examples and create their Applications (local control plane only)")
+	examples := flag.String("examples", "examples", "the examples folder the demo commits")
 	flag.Parse()
 	// Cluster processes run in the cluster's directory: a relative path
 	// would not resolve there.
@@ -88,6 +91,13 @@ func run() error {
 		return err
 	}
 
+	var shown *demo
+	if *withDemo {
+		if shown, err = startDemo(ctx, cluster, *examples, os.Stdout); err != nil {
+			return fmt.Errorf("demo: %w", err)
+		}
+	}
+
 	fmt.Printf("local control plane up in %s\n", time.Since(start).Round(100*time.Millisecond))
 	fmt.Printf("  kube-apiserver   %s\n", cluster.Config.Host)
 	pids := cluster.PIDs()
@@ -104,6 +114,9 @@ func run() error {
 	fmt.Printf("  admin password   kubectl -n argocd get secret argocd-initial-admin-secret -o jsonpath='{.data.password}' | base64 -d\n")
 	fmt.Printf("  logs             %s\n", cluster.Dir)
 	fmt.Printf("  kubectl          export KUBECONFIG=%s\n", cluster.Kubeconfig)
+	if shown != nil {
+		fmt.Printf("  demo             Applications guestbook and %s from %s (commit there; the apps follow)\n", demoRolloutApp, shown.repo.URL())
+	}
 	fmt.Println("Ctrl-C stops everything.")
 
 	select {

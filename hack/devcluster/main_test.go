@@ -25,7 +25,8 @@ import (
 )
 
 // The README's run command starts the control plane and skiff server, which
-// installs the CRDs and answers its health check; Ctrl-C stops every
+// installs the CRDs and answers its health check; the demo's apps sync and
+// its Rollout promotes the image the demo commits; Ctrl-C stops every
 // process it started.
 func TestRunStartsSkiffAndCtrlCStopsEverything(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
@@ -40,7 +41,8 @@ func TestRunStartsSkiffAndCtrlCStopsEverything(t *testing.T) {
 	}
 	health, metrics := freeAddr(t), freeAddr(t)
 	cmd := exec.CommandContext(ctx, runner, "--skiff", skiff,
-		"--health-probe-bind-address", health, "--metrics-bind-address", metrics)
+		"--health-probe-bind-address", health, "--metrics-bind-address", metrics,
+		"--examples", "../../examples")
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -104,6 +106,8 @@ func TestRunStartsSkiffAndCtrlCStopsEverything(t *testing.T) {
 			t.Errorf("CRD %s not installed by skiff server: %v", name, err)
 		}
 	}
+
+	checkDemo(ctx, t, cfg)
 
 	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)

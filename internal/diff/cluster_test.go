@@ -89,3 +89,36 @@ func TestCompareAgainstTheCluster(t *testing.T) {
 		check(t, desired, false)
 	})
 }
+
+// The API server fills in the defaults of a Rollout's schema (a container
+// port's protocol) when it stores it; the comparison predicts them, so the
+// Rollout it stored from the manifest is not a difference.
+func TestARolloutTheServerDefaultedIsNotADifference(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c, err := client.New(cluster.Config, client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	desired := load(t, "rollout/desired.yaml")
+	desired.SetNamespace(cluster.Namespace(t))
+	if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(desired.DeepCopy()), client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
+		t.Fatalf("applying: %v", err)
+	}
+	live := &unstructured.Unstructured{}
+	live.SetGroupVersionKind(desired.GroupVersionKind())
+	if err := c.Get(ctx, client.ObjectKeyFromObject(desired), live); err != nil {
+		t.Fatal(err)
+	}
+	ports, _, _ := unstructured.NestedSlice(live.Object, "spec", "template", "spec", "containers")
+	if p := ports[0].(map[string]any)["ports"].([]any)[0].(map[string]any)["protocol"]; p != "TCP" {
+		t.Fatalf("the API server stored protocol %v, want the schema's default TCP", p)
+	}
+	res, err := Compare(desired, live, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Modified {
+		t.Errorf("the stored Rollout differs from its manifest:\n%s", res.Diff)
+	}
+}

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/typed"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
+	"github.com/skiffcd/skiff/internal/rollout"
 )
 
 // FieldManager is the server-side apply field manager Skiff applies as.
@@ -113,6 +114,7 @@ func Modified(desired, live *unstructured.Unstructured, opts Options) (bool, err
 func compareTyped(desired, live *unstructured.Unstructured, opts Options) (tl, merged *typed.TypedValue, same bool, err error) {
 	d := normalize(desired, true)
 	l := normalize(live, false)
+	rollout.KeepServiceSelector(d, l)
 	rules := matchingIgnores(desired, opts.IgnoreDifferences)
 	if err := applyIgnores(d, l, rules); err != nil {
 		return nil, nil, false, err
@@ -127,6 +129,11 @@ func compareTyped(desired, live *unstructured.Unstructured, opts Options) (tl, m
 	merged, err = tl.Merge(td)
 	if err != nil {
 		return nil, nil, false, fmt.Errorf("merging desired into live %s: %w", describe(desired), err)
+	}
+	if s := defaultsFor(desired.GroupVersionKind()); s != nil {
+		if merged, err = withDefaults(merged, s); err != nil {
+			return nil, nil, false, fmt.Errorf("filling in the defaults of %s: %w", describe(desired), err)
+		}
 	}
 	cmp, err := tl.Compare(merged)
 	if err != nil {

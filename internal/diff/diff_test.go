@@ -133,6 +133,22 @@ func TestCompareFixtures(t *testing.T) {
 		"a Service with defaulted fields is not a difference": {
 			desired: "service/desired.yaml", live: "service/live.yaml",
 		},
+		"a port protocol the Rollout schema defaulted is not a difference": {
+			desired: "rollout/desired.yaml", live: "rollout/live.yaml",
+		},
+		"a port protocol desired sets differently from the default is a difference": {
+			desired: "rollout/desired-udp.yaml", live: "rollout/live.yaml",
+			modified: true,
+			diffHas:  []string{"-          protocol: TCP", "+          protocol: UDP"},
+		},
+		"the pod-template hash a Rollout put in its Service's selector is not a difference": {
+			desired: "service/desired.yaml", live: "service/live-rollout.yaml",
+		},
+		"a hash in the selector of a Service no Rollout steers is a difference": {
+			desired: "service/desired.yaml", live: "service/live-hash-unmanaged.yaml",
+			modified: true,
+			diffHas:  []string{"-    rollouts-pod-template-hash: 6b4fcf9996"},
+		},
 		"a string targetPort differs from the same number": {
 			desired: "service/desired-string-port.yaml", live: "service/live.yaml",
 			modified: true,

@@ -15,6 +15,7 @@ import (
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
 	"github.com/skiffcd/skiff/internal/clustercache"
+	"github.com/skiffcd/skiff/internal/rollout"
 )
 
 // do performs one task.
@@ -117,6 +118,9 @@ func (r *run) applyWhenServed(ctx context.Context, t Task) error {
 // Result.Applied.
 func (r *run) apply(ctx context.Context, t Task, dryRun bool) error {
 	obj := t.Desired.DeepCopy()
+	if err := r.keepRolloutSelector(ctx, obj, t.Live); err != nil {
+		return err
+	}
 	var err error
 	if t.Options.Replace && !t.Hook {
 		err = r.replace(ctx, obj, dryRun)
@@ -139,6 +143,28 @@ func (r *run) apply(ctx context.Context, t Task, dryRun bool) error {
 		r.mu.Unlock()
 	}
 	return err
+}
+
+// keepRolloutSelector keeps, in the Service obj, the pod-template hash its
+// Rollout put in the live Service's selector (rollout.KeepServiceSelector).
+// The hash is read at the moment of the write, and the write carries the
+// resourceVersion it was read at: a Rollout switching the Service in
+// between makes the write fail rather than put the old hash back.
+func (r *run) keepRolloutSelector(ctx context.Context, obj, cached *unstructured.Unstructured) error {
+	if cached == nil || cached.GetAnnotations()[rollout.AnnotationManagedBy] == "" {
+		return nil
+	}
+	live := &unstructured.Unstructured{}
+	live.SetGroupVersionKind(obj.GroupVersionKind())
+	if err := r.Client.Get(ctx, client.ObjectKeyFromObject(obj), live); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	before, _, _ := unstructured.NestedStringMap(obj.Object, "spec", "selector")
+	rollout.KeepServiceSelector(obj, live)
+	if after, _, _ := unstructured.NestedStringMap(obj.Object, "spec", "selector"); len(after) != len(before) {
+		obj.SetResourceVersion(live.GetResourceVersion())
+	}
+	return nil
 }
 
 func (r *run) replace(ctx context.Context, obj *unstructured.Unstructured, dryRun bool) error {

@@ -94,9 +94,19 @@ func (r *Repo) CommitFiles(files map[string]string) (string, error) {
 // Commit, with keys under prefix.
 func Dir(t testing.TB, dir, prefix string) map[string]string {
 	t.Helper()
-	entries, err := os.ReadDir(dir)
+	files, err := ReadDir(dir, prefix)
 	if err != nil {
 		t.Fatal(err)
+	}
+	return files
+}
+
+// ReadDir is Dir for a program that is not a test: the files of dir (not
+// its subdirectories), keyed under prefix.
+func ReadDir(dir, prefix string) (map[string]string, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
 	}
 	files := map[string]string{}
 	for _, e := range entries {
@@ -105,9 +115,9 @@ func Dir(t testing.TB, dir, prefix string) map[string]string {
 		}
 		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
 		if err != nil {
-			t.Fatal(err)
+			return nil, err
 		}
 		files[filepath.Join(prefix, e.Name())] = string(data)
 	}
-	return files
+	return files, nil
 }

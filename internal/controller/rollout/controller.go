@@ -43,7 +43,7 @@ import (
 const (
 	AnnotationRevision          = v1alpha1.AnnotationRolloutRevision
 	AnnotationScaleDownDeadline = "scale-down-deadline"
-	AnnotationManagedBy         = "argo-rollouts.argoproj.io/managed-by-rollouts"
+	AnnotationManagedBy         = rollout.AnnotationManagedBy
 )
 
 // Defaults of the Rollout spec, as Argo Rollouts applies them.
