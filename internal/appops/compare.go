@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"sync"
 
 	"github.com/pmezard/go-difflib/difflib"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -18,6 +19,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
+	"github.com/skiffcd/skiff/internal/crdschema"
 	"github.com/skiffcd/skiff/internal/diff"
 	"github.com/skiffcd/skiff/internal/hook"
 	"github.com/skiffcd/skiff/internal/mask"
@@ -34,6 +36,20 @@ type Renderer struct {
 	Mapper  meta.RESTMapper
 	// KubeVersion is the destination's version, for Helm capabilities.
 	KubeVersion string
+	// Schemas gives custom resources' defaults to comparisons; nil means
+	// the cluster's CRDs, read with Dynamic and Mapper.
+	Schemas diff.Schemas
+
+	schemasOnce sync.Once
+}
+
+func (r *Renderer) schemas() diff.Schemas {
+	r.schemasOnce.Do(func() {
+		if r.Schemas == nil && r.Dynamic != nil && r.Mapper != nil {
+			r.Schemas = crdschema.New(r.Dynamic, r.Mapper)
+		}
+	})
+	return r.Schemas
 }
 
 // Desired renders app at revision (empty means its target revision) and
@@ -145,7 +161,7 @@ func (r *Renderer) Compare(ctx context.Context, app *v1alpha1.Application, revis
 		if err != nil {
 			return nil, err
 		}
-		res, err := diff.Compare(d, live, diff.Options{IgnoreDifferences: app.Spec.IgnoreDifferences})
+		res, err := diff.Compare(d, live, diff.Options{IgnoreDifferences: app.Spec.IgnoreDifferences, Schemas: r.schemas()})
 		if err != nil {
 			return nil, fmt.Errorf("comparing %s %s: %w", gvk.Kind, QualifiedName(d.GetNamespace(), d.GetName()), err)
 		}

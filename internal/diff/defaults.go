@@ -18,9 +18,16 @@ import (
 // stored with protocol TCP. The comparison fills in the same defaults in
 // the object it predicts.
 
-// schemaDefaults holds, for each argoproj.io kind and version, its schema
-// when the schema has a default anywhere.
-var schemaDefaults = sync.OnceValue(func() map[schema.GroupVersionKind]*apiextensionsv1.JSONSchemaProps {
+// Schemas gives the schema whose defaults the API server fills in for
+// objects of a kind: for a custom resource, its CRD's, pruned to the
+// fields that lead to a default (PruneToDefaults); nil when it has none.
+type Schemas interface {
+	DefaultsOf(gvk schema.GroupVersionKind) *apiextensionsv1.JSONSchemaProps
+}
+
+// embeddedDefaults holds, for each argoproj.io kind and version, the
+// defaults of the CRD Skiff ships.
+var embeddedDefaults = sync.OnceValue(func() map[schema.GroupVersionKind]*apiextensionsv1.JSONSchemaProps {
 	defs, err := crds.Load()
 	if err != nil {
 		// The embedded CRDs are checked by their own tests; without them no
@@ -29,48 +36,75 @@ var schemaDefaults = sync.OnceValue(func() map[schema.GroupVersionKind]*apiexten
 	}
 	out := map[schema.GroupVersionKind]*apiextensionsv1.JSONSchemaProps{}
 	for _, def := range defs {
-		for _, v := range def.Spec.Versions {
-			if v.Schema == nil || v.Schema.OpenAPIV3Schema == nil || !hasDefaults(v.Schema.OpenAPIV3Schema) {
-				continue
-			}
-			gvk := schema.GroupVersionKind{Group: def.Spec.Group, Version: v.Name, Kind: def.Spec.Names.Kind}
-			out[gvk] = v.Schema.OpenAPIV3Schema
+		for gvk, s := range DefaultsOfCRD(def) {
+			out[gvk] = s
 		}
 	}
 	return out
 })
 
+// EmbeddedDefaults is the defaults of the CRD Skiff ships for gvk (the
+// argoproj.io kinds), or nil.
+func EmbeddedDefaults(gvk schema.GroupVersionKind) *apiextensionsv1.JSONSchemaProps {
+	return embeddedDefaults()[gvk]
+}
+
+// DefaultsOfCRD is, for each version of def whose schema has a default,
+// that schema pruned to its defaults.
+func DefaultsOfCRD(def *apiextensionsv1.CustomResourceDefinition) map[schema.GroupVersionKind]*apiextensionsv1.JSONSchemaProps {
+	out := map[schema.GroupVersionKind]*apiextensionsv1.JSONSchemaProps{}
+	for _, v := range def.Spec.Versions {
+		if v.Schema == nil {
+			continue
+		}
+		if pruned := PruneToDefaults(v.Schema.OpenAPIV3Schema); pruned != nil {
+			out[schema.GroupVersionKind{Group: def.Spec.Group, Version: v.Name, Kind: def.Spec.Names.Kind}] = pruned
+		}
+	}
+	return out
+}
+
 // defaultsFor is the schema whose defaults the API server fills in for
 // objects of gvk, or nil.
-func defaultsFor(gvk schema.GroupVersionKind) *apiextensionsv1.JSONSchemaProps {
-	return schemaDefaults()[gvk]
-}
-
-func hasDefaults(s *apiextensionsv1.JSONSchemaProps) bool {
-	found := false
-	walkSchema(s, func(p *apiextensionsv1.JSONSchemaProps) {
-		if p.Default != nil {
-			found = true
-		}
-	})
-	return found
-}
-
-func walkSchema(s *apiextensionsv1.JSONSchemaProps, visit func(*apiextensionsv1.JSONSchemaProps)) {
-	if s == nil {
-		return
+func defaultsFor(gvk schema.GroupVersionKind, opts Options) *apiextensionsv1.JSONSchemaProps {
+	if opts.Schemas != nil {
+		return opts.Schemas.DefaultsOf(gvk)
 	}
-	visit(s)
+	return EmbeddedDefaults(gvk)
+}
+
+// PruneToDefaults is s with only the fields that have a default or lead
+// to one, and only what fillDefaults reads of them; nil when s has no
+// default. A CRD's schema can be hundreds of kilobytes; its defaults are
+// a few lines.
+func PruneToDefaults(s *apiextensionsv1.JSONSchemaProps) *apiextensionsv1.JSONSchemaProps {
+	if s == nil {
+		return nil
+	}
+	out := &apiextensionsv1.JSONSchemaProps{Default: s.Default}
 	for name := range s.Properties {
 		p := s.Properties[name]
-		walkSchema(&p, visit)
+		if pruned := PruneToDefaults(&p); pruned != nil {
+			if out.Properties == nil {
+				out.Properties = map[string]apiextensionsv1.JSONSchemaProps{}
+			}
+			out.Properties[name] = *pruned
+		}
 	}
 	if s.Items != nil {
-		walkSchema(s.Items.Schema, visit)
+		if pruned := PruneToDefaults(s.Items.Schema); pruned != nil {
+			out.Items = &apiextensionsv1.JSONSchemaPropsOrArray{Schema: pruned}
+		}
 	}
 	if s.AdditionalProperties != nil {
-		walkSchema(s.AdditionalProperties.Schema, visit)
+		if pruned := PruneToDefaults(s.AdditionalProperties.Schema); pruned != nil {
+			out.AdditionalProperties = &apiextensionsv1.JSONSchemaPropsOrBool{Allows: true, Schema: pruned}
+		}
 	}
+	if out.Default == nil && out.Properties == nil && out.Items == nil && out.AdditionalProperties == nil {
+		return nil
+	}
+	return out
 }
 
 // fillDefaults sets, in v, every field the schema defaults and v leaves

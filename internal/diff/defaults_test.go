@@ -76,10 +76,53 @@ properties:
 // The defaults come from the CRDs Skiff ships: a Rollout's container port
 // protocol is one, and kinds without defaults are left out.
 func TestSchemaDefaultsOfTheEmbeddedCRDs(t *testing.T) {
-	if defaultsFor(schema.GroupVersionKind{Group: "argoproj.io", Version: "v1alpha1", Kind: "Rollout"}) == nil {
+	rollout := EmbeddedDefaults(schema.GroupVersionKind{Group: "argoproj.io", Version: "v1alpha1", Kind: "Rollout"})
+	if rollout == nil {
 		t.Error("no defaults for Rollout, whose pod template's ports default their protocol")
 	}
-	if defaultsFor(schema.GroupVersionKind{Group: "argoproj.io", Version: "v1alpha1", Kind: "AppProject"}) != nil {
+	if EmbeddedDefaults(schema.GroupVersionKind{Group: "argoproj.io", Version: "v1alpha1", Kind: "AppProject"}) != nil {
 		t.Error("defaults for AppProject, whose schema has none")
+	}
+	// What is kept is the path to the defaults, not the CRD's schema.
+	if raw, _ := json.Marshal(rollout); len(raw) > 20<<10 {
+		t.Errorf("the Rollout's pruned schema is %d bytes", len(raw))
+	}
+	ports := rollout.Properties["spec"].Properties["template"].Properties["spec"].Properties["containers"].Items.Schema.Properties["ports"].Items.Schema
+	if string(ports.Properties["protocol"].Default.Raw) != `"TCP"` || len(ports.Properties) != 1 {
+		t.Errorf("the pruned schema of a container port is %+v, want only protocol's default", ports.Properties)
+	}
+}
+
+func TestPruneToDefaults(t *testing.T) {
+	tests := map[string]struct {
+		schema, want string
+	}{
+		"a schema without defaults prunes to nothing": {
+			schema: `{"type":"object","properties":{"a":{"type":"string"},"b":{"type":"array","items":{"type":"integer"}}}}`,
+			want:   `null`,
+		},
+		"only the path to a default is kept": {
+			schema: `{"type":"object","properties":{"a":{"type":"string"},"b":{"type":"object","properties":{"c":{"type":"string","default":"x"},"d":{"type":"integer"}}}}}`,
+			want:   `{"properties":{"b":{"properties":{"c":{"default":"x"}}}}}`,
+		},
+		"defaults in list items and map values are kept": {
+			schema: `{"type":"object","properties":{"l":{"type":"array","items":{"type":"object","properties":{"p":{"type":"string","default":"TCP"}}}},"m":{"type":"object","additionalProperties":{"type":"object","properties":{"n":{"type":"integer","default":1}}}}}}`,
+			want:   `{"properties":{"l":{"items":{"properties":{"p":{"default":"TCP"}}}},"m":{"additionalProperties":{"properties":{"n":{"default":1}}}}}}`,
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			var s apiextensionsv1.JSONSchemaProps
+			if err := json.Unmarshal([]byte(tc.schema), &s); err != nil {
+				t.Fatal(err)
+			}
+			got, err := json.Marshal(PruneToDefaults(&s))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != tc.want {
+				t.Errorf("got %s, want %s", got, tc.want)
+			}
+		})
 	}
 }

@@ -28,6 +28,9 @@ type Options struct {
 	IgnoreDifferences []v1alpha1.ResourceIgnoreDifferences
 	// Manager is the field manager Skiff applies as; empty means FieldManager.
 	Manager string
+	// Schemas gives custom resources' defaults; nil means those of the
+	// CRDs Skiff ships only.
+	Schemas Schemas
 }
 
 func (o Options) manager() string {
@@ -130,7 +133,7 @@ func compareTyped(desired, live *unstructured.Unstructured, opts Options) (tl, m
 	if err != nil {
 		return nil, nil, false, fmt.Errorf("merging desired into live %s: %w", describe(desired), err)
 	}
-	if s := defaultsFor(desired.GroupVersionKind()); s != nil {
+	if s := defaultsFor(desired.GroupVersionKind(), opts); s != nil {
 		if merged, err = withDefaults(merged, s); err != nil {
 			return nil, nil, false, fmt.Errorf("filling in the defaults of %s: %w", describe(desired), err)
 		}

@@ -28,6 +28,7 @@ import (
 	"github.com/skiffcd/skiff/internal/controller/notification"
 	rolloutcontroller "github.com/skiffcd/skiff/internal/controller/rollout"
 	"github.com/skiffcd/skiff/internal/crds"
+	"github.com/skiffcd/skiff/internal/crdschema"
 	"github.com/skiffcd/skiff/internal/eventrecorder"
 	"github.com/skiffcd/skiff/internal/health"
 	"github.com/skiffcd/skiff/internal/kubeclient"
@@ -239,8 +240,13 @@ func addApplicationController(mgr ctrl.Manager, cfg *rest.Config, opts Options, 
 	if err != nil {
 		return nil, fmt.Errorf("building the sync client: %w", err)
 	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("building the CRD reader: %w", err)
+	}
 	// Comparisons and syncs ask every object's scope; see kubeclient.
 	r := &application.Reconciler{
+		Schemas:   crdschema.New(dyn, mgr.GetRESTMapper()),
 		Client:    kubeclient.NewScopeMemo(applications.Writes(mgr.GetClient())),
 		APIReader: mgr.GetAPIReader(),
 		Namespace: opts.Namespace,

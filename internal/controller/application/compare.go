@@ -169,7 +169,7 @@ func (r *Reconciler) resourceStatuses(ctx context.Context, app *v1alpha1.Applica
 		rs := resourceStatus(d)
 		modified := false
 		if err == nil {
-			modified, err = r.diffs.Modified(app.Name, key.String(), d, liveObj, diff.Options{IgnoreDifferences: app.Spec.IgnoreDifferences})
+			modified, err = r.diffs.Modified(app.Name, key.String(), d, liveObj, diff.Options{IgnoreDifferences: app.Spec.IgnoreDifferences, Schemas: r.Schemas})
 		}
 		switch {
 		case err != nil:

@@ -75,6 +75,9 @@ type Reconciler struct {
 	Cache     *clustercache.Cache
 	Engine    *syncengine.Engine
 	Recorder  events.EventRecorder
+	// Schemas gives custom resources' defaults to comparisons; nil means
+	// those of the CRDs Skiff ships only.
+	Schemas diff.Schemas
 	// RefreshPeriod is how often each app is compared; default 180 s, polls spread over its last 10 %.
 	RefreshPeriod time.Duration
 	// CompareWorkers and OperationWorkers size the two work queues.

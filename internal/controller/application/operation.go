@@ -189,7 +189,7 @@ func (r *Reconciler) sync(ctx context.Context, app *v1alpha1.Application, resume
 		App: app.Name, Namespace: app.Spec.Destination.Namespace, Plan: plan, Options: opts, DryRun: op.DryRun,
 		NamespaceExists: r.namespaceExists(app.Spec.Destination.Namespace),
 		IsModified: func(desired, live *unstructured.Unstructured) bool {
-			modified, err := r.diffs.Modified(app.Name, clustercache.KeyOf(desired).String(), desired, live, diff.Options{IgnoreDifferences: app.Spec.IgnoreDifferences})
+			modified, err := r.diffs.Modified(app.Name, clustercache.KeyOf(desired).String(), desired, live, diff.Options{IgnoreDifferences: app.Spec.IgnoreDifferences, Schemas: r.Schemas})
 			return err != nil || modified
 		},
 		Resumed: recorded,
