@@ -28,6 +28,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
@@ -90,11 +91,12 @@ func testSpec(t *testing.T) spec {
 // testBinaries builds skiff for both platforms once, with testSpec's version.
 func testBinaries(t *testing.T) []binary {
 	t.Helper()
+	s := testSpec(t)
 	buildOnce.Do(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 		defer cancel()
 		// The tags come from GOFLAGS, as for every build the tests make.
-		builtBins, buildErr = buildBinaries(ctx, testSpec(t), "", testDir)
+		builtBins, buildErr = buildBinaries(ctx, s, "", testDir)
 	})
 	if buildErr != nil {
 		t.Fatal(buildErr)
@@ -106,10 +108,10 @@ func testBinaries(t *testing.T) []binary {
 // and index digest.
 func testImage(t *testing.T) (string, v1.Hash) {
 	t.Helper()
-	bins := testBinaries(t)
+	s, bins := testSpec(t), testBinaries(t)
 	writtenOnce.Do(func() {
 		written = filepath.Join(testDir, "out")
-		writtenHash, writeErr = writeImage(testSpec(t), bins, written)
+		writtenHash, writeErr = writeImage(s, bins, written)
 	})
 	if writeErr != nil {
 		t.Fatal(writeErr)
@@ -139,8 +141,7 @@ func readLayout(t *testing.T, out string) (v1.ImageIndex, v1.Descriptor) {
 	return index, m.Manifests[0]
 }
 
-// platformImages maps each platform's architecture to its image and
-// descriptor in index.
+// platformImages maps each platform of index, as os/architecture, to its image.
 func platformImages(t *testing.T, index v1.ImageIndex) map[string]v1.Image {
 	t.Helper()
 	m, err := index.IndexManifest()
@@ -313,10 +314,7 @@ func unpack(t *testing.T, img v1.Image) string {
 				t.Fatal(err)
 			}
 		case tar.TypeReg:
-			if err := os.WriteFile(target, nil, 0o600); err != nil {
-				t.Fatal(err)
-			}
-			f, err := os.OpenFile(target, os.O_WRONLY|os.O_TRUNC, 0)
+			f, err := os.OpenFile(target, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -790,4 +788,48 @@ func quotedWords(s string) []string {
 		words = append(words, word.String())
 	}
 	return words
+}
+
+// unpack is what proves the rootfs self-sufficient; it must see what a
+// container runtime sees.
+func TestUnpackAppliesLayersInOrderAndHonoursWhiteouts(t *testing.T) {
+	mtime := time.Unix(1_700_000_000, 0)
+	lower, err := layer([]file{
+		{path: "/etc", mode: 0o755, dir: true},
+		{path: "/etc/gone", mode: 0o644, content: []byte("removed by the upper layer")},
+		{path: "/etc/kept", mode: 0o644, content: []byte("lower")},
+		{path: "/etc/replaced", mode: 0o644, content: []byte("lower")},
+	}, mtime)
+	if err != nil {
+		t.Fatal(err)
+	}
+	upper, err := layer([]file{
+		{path: "/etc", mode: 0o755, dir: true},
+		{path: "/etc/.wh.gone", mode: 0o644},
+		{path: "/etc/replaced", mode: 0o600, content: []byte("upper")},
+	}, mtime)
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := mutate.AppendLayers(empty.Image, lower, upper)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := unpack(t, img)
+	got := map[string]string{}
+	for _, name := range []string{"gone", "kept", "replaced"} {
+		b, err := os.ReadFile(filepath.Join(root, "etc", name))
+		switch {
+		case errors.Is(err, os.ErrNotExist):
+			got[name] = "absent"
+		case err != nil:
+			t.Fatal(err)
+		default:
+			got[name] = string(b)
+		}
+	}
+	want := map[string]string{"gone": "absent", "kept": "lower", "replaced": "upper"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("unpacked files (-want +got):\n%s", diff)
+	}
 }
