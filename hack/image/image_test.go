@@ -520,9 +520,13 @@ func TestTheSameInputsGiveTheSameDigest(t *testing.T) {
 	}
 }
 
-func TestAnotherBuildOfTheBinaryHasTheSameBytes(t *testing.T) {
+// -trimpath keeps the checkout's path out of the binary: a checkout
+// elsewhere builds the same bytes.
+func TestAnotherCheckoutBuildsTheSameBinary(t *testing.T) {
 	bins := testBinaries(t)
 	first := bins[slices.IndexFunc(bins, func(b binary) bool { return b.platform.Architecture == "amd64" })]
+	elsewhere := copyCheckout(t)
+	t.Chdir(elsewhere)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	again, err := buildBinary(ctx, testSpec(t), "", t.TempDir(), first.platform)
@@ -530,8 +534,43 @@ func TestAnotherBuildOfTheBinaryHasTheSameBytes(t *testing.T) {
 		t.Fatal(err)
 	}
 	if a, b := fileSum(t, first.path), fileSum(t, again.path); a != b {
-		t.Errorf("two builds of the same sources differ: %x and %x", a, b)
+		t.Errorf("the builds in %s and in this checkout differ: %x and %x", elsewhere, b, a)
 	}
+}
+
+// copyCheckout copies the module's files that git tracks or would track
+// (the working tree as it is, not the last commit) into a new directory.
+func copyCheckout(t *testing.T) string {
+	t.Helper()
+	top, err := exec.Command("git", "rev-parse", "--show-toplevel").Output()
+	if err != nil {
+		t.Fatalf("git rev-parse: %v", err)
+	}
+	src := strings.TrimSpace(string(top))
+	list := exec.Command("git", "ls-files", "-z", "--cached", "--others", "--exclude-standard")
+	list.Dir = src
+	names, err := list.Output()
+	if err != nil {
+		t.Fatalf("git ls-files: %v", err)
+	}
+	dst := t.TempDir()
+	for _, name := range strings.Split(strings.TrimRight(string(names), "\x00"), "\x00") {
+		b, err := os.ReadFile(filepath.Join(src, name))
+		if errors.Is(err, os.ErrNotExist) {
+			continue // deleted in the working tree
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		target := filepath.Join(dst, name)
+		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(target, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dst
 }
 
 func fileSum(t *testing.T, path string) [32]byte {
