@@ -25,6 +25,9 @@ RUN go run ./hack/image -rootfs /rootfs -platform "$TARGETOS/$TARGETARCH" \
 FROM scratch
 ARG VERSION=dev COMMIT=unknown
 COPY --from=build /rootfs/ /
+# The user's home is its own, also with builders whose COPY --from does not
+# keep owners: copying /home's contents makes skiff/ an item that --chown sets.
+COPY --from=build --chown=999:999 /rootfs/home/ /home/
 USER 999:999
 WORKDIR /home/skiff
 ENV PATH=/usr/local/bin HOME=/home/skiff ZONEINFO=/usr/share/zoneinfo.zip
