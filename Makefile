@@ -41,6 +41,14 @@ all: build
 build: ## Build bin/skiff.
 	go build -ldflags '$(LDFLAGS)' -o $(BIN)/skiff ./cmd/skiff
 
+# The image's creation time and its files' times: the commit's, so that
+# `make image` on the same commit gives the same digest.
+SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
+
+.PHONY: image
+image: ## Build the container image (linux/amd64 and linux/arm64) into bin/image: an OCI layout and a docker tarball per platform; no Docker engine needed.
+	go run ./hack/image -version '$(VERSION)' -commit '$(COMMIT)' -source-date-epoch '$(SOURCE_DATE_EPOCH)' -tags '$(GO_TAGS)' -out $(BIN)/image
+
 .PHONY: cluster-bins
 cluster-bins: ## Build the control plane, kubectl, Prometheus and Argo Rollouts' controller into the cache (first run only).
 	hack/cluster-bins.sh >/dev/null
