@@ -36,6 +36,10 @@ var (
 		Name: "argocd_app_info",
 		Help: "Information about application.",
 	}, appInfoLabelNames)
+	clusterInfo = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "argocd_cluster_info",
+		Help: "Information about cluster.",
+	}, []string{"server", "k8s_version", "name"})
 )
 
 // appInfoLabelNames are argocd_app_info's labels, in appInfoLabels' order.
@@ -43,7 +47,7 @@ var appInfoLabelNames = []string{"namespace", "name", "project", "autosync_enabl
 	"dest_server", "dest_namespace", "sync_status", "health_status", "operation"}
 
 func init() {
-	metrics.Registry.MustRegister(syncTotal, reconcileSeconds, comparisonsTotal, appInfo)
+	metrics.Registry.MustRegister(syncTotal, reconcileSeconds, comparisonsTotal, appInfo, clusterInfo)
 }
 
 // appInfoLabels are the argocd_app_info label values of app, as Argo CD
@@ -125,4 +129,12 @@ func observeSync(app *v1alpha1.Application, phase v1alpha1.OperationPhase, dryRu
 	syncTotal.WithLabelValues(app.Namespace, app.Name, app.ProjectName(), destServer(app),
 		string(phase), strconv.FormatBool(dryRun)).Inc()
 	observeAppInfo(app)
+}
+
+// ReportCluster sets argocd_cluster_info of the one cluster Skiff deploys
+// to, the local one, named as Argo CD names it; version is its Kubernetes
+// major.minor, as Argo CD shows it.
+func ReportCluster(version string) {
+	clusterInfo.Reset()
+	clusterInfo.WithLabelValues(project.InClusterServer, version, project.InClusterName).Set(1)
 }
