@@ -246,7 +246,9 @@ func addApplicationController(mgr ctrl.Manager, cfg *rest.Config, opts Options, 
 	})); err != nil {
 		return nil, err
 	}
-	direct, err := client.New(cfg, client.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper()})
+	// The sync client's requests for an app count in
+	// argocd_app_k8s_request_total.
+	direct, err := client.New(application.CountAppRequests(cfg), client.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper()})
 	if err != nil {
 		return nil, fmt.Errorf("building the sync client: %w", err)
 	}

@@ -549,7 +549,7 @@ func (r *Reconciler) finalize(ctx context.Context, app *v1alpha1.Application) (c
 		if obj.GetDeletionTimestamp() != nil {
 			continue
 		}
-		if err := r.Engine.Client.Delete(ctx, obj.DeepCopy(), client.PropagationPolicy(policy)); err != nil && !apierrors.IsNotFound(err) {
+		if err := r.Engine.Client.Delete(withAppRequests(ctx, app, false), obj.DeepCopy(), client.PropagationPolicy(policy)); err != nil && !apierrors.IsNotFound(err) {
 			return ctrl.Result{}, fmt.Errorf("deleting %s: %w", clustercache.KeyOf(obj), err)
 		}
 	}

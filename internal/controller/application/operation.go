@@ -185,7 +185,7 @@ func (r *Reconciler) sync(ctx context.Context, app *v1alpha1.Application, resume
 	if resumed != nil {
 		recorded = resumed.Resources
 	}
-	result := r.Engine.Run(ctx, syncengine.Request{
+	result := r.Engine.Run(withAppRequests(ctx, app, op.DryRun), syncengine.Request{
 		App: app.Name, Namespace: app.Spec.Destination.Namespace, Plan: plan, Options: opts, DryRun: op.DryRun,
 		NamespaceExists: r.namespaceExists(app.Spec.Destination.Namespace),
 		IsModified: func(desired, live *unstructured.Unstructured) bool {
