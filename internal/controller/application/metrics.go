@@ -36,6 +36,10 @@ var (
 		Name: "argocd_app_info",
 		Help: "Information about application.",
 	}, appInfoLabelNames)
+	appConditions = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "argocd_app_condition",
+		Help: "Report application conditions.",
+	}, []string{"namespace", "name", "project", "condition"})
 	clusterInfo = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "argocd_cluster_info",
 		Help: "Information about cluster.",
@@ -47,7 +51,7 @@ var appInfoLabelNames = []string{"namespace", "name", "project", "autosync_enabl
 	"dest_server", "dest_namespace", "sync_status", "health_status", "operation"}
 
 func init() {
-	metrics.Registry.MustRegister(syncTotal, reconcileSeconds, comparisonsTotal, appInfo, clusterInfo)
+	metrics.Registry.MustRegister(syncTotal, reconcileSeconds, comparisonsTotal, appInfo, appConditions, clusterInfo)
 }
 
 // appInfoLabels are the argocd_app_info label values of app, as Argo CD
@@ -84,10 +88,27 @@ func destServer(app *v1alpha1.Application) string {
 	return d.Server
 }
 
-// appInfoSeries holds each app's current argocd_app_info label values by
-// namespace/name, so that a change replaces the app's one series without
-// scanning every app's (DeletePartialMatch made each comparison O(apps)).
-var appInfoSeries syncmap.Map[string, []string]
+// appSeries holds each app's current argocd_app_info label values and
+// argocd_app_condition series by namespace/name, so that a change replaces
+// the app's series without scanning every app's (DeletePartialMatch made
+// each comparison O(apps)).
+var appSeries syncmap.Map[string, appSeriesLabels]
+
+type appSeriesLabels struct {
+	info       []string
+	conditions map[string]float64 // condition type → count
+	project    string
+}
+
+// conditionCounts counts app's conditions by type, as argocd_app_condition
+// reports them.
+func conditionCounts(app *v1alpha1.Application) map[string]float64 {
+	counts := map[string]float64{}
+	for _, c := range app.Status.Conditions {
+		counts[string(c.Type)]++
+	}
+	return counts
+}
 
 // observeReconcile records a comparison's duration and the app's state
 // after it.
@@ -97,13 +118,24 @@ func observeReconcile(app *v1alpha1.Application, took time.Duration) {
 }
 
 // observeAppInfo makes app's argocd_app_info series the one of its current
-// labels.
+// labels and its argocd_app_condition series those of its conditions.
 func observeAppInfo(app *v1alpha1.Application) {
-	labels := appInfoLabels(app)
-	if prev, ok := appInfoSeries.Swap(app.Namespace+"/"+app.Name, labels); ok && !slices.Equal(prev, labels) {
-		appInfo.DeleteLabelValues(prev...)
+	cur := appSeriesLabels{info: appInfoLabels(app), conditions: conditionCounts(app), project: app.ProjectName()}
+	prev, ok := appSeries.Swap(app.Namespace+"/"+app.Name, cur)
+	if ok {
+		if !slices.Equal(prev.info, cur.info) {
+			appInfo.DeleteLabelValues(prev.info...)
+		}
+		for cond := range prev.conditions {
+			if _, still := cur.conditions[cond]; !still || prev.project != cur.project {
+				appConditions.DeleteLabelValues(app.Namespace, app.Name, prev.project, cond)
+			}
+		}
 	}
-	appInfo.WithLabelValues(labels...).Set(1)
+	appInfo.WithLabelValues(cur.info...).Set(1)
+	for cond, n := range cur.conditions {
+		appConditions.WithLabelValues(app.Namespace, app.Name, cur.project, cond).Set(n)
+	}
 }
 
 // Outcomes of comparisons (skiff_app_comparisons_total).
@@ -116,10 +148,14 @@ func observeComparison(app *v1alpha1.Application, outcome string) {
 	comparisonsTotal.WithLabelValues(app.Namespace, outcome).Inc()
 }
 
-// forgetAppInfo drops the argocd_app_info series of a deleted app.
+// forgetAppInfo drops the argocd_app_info and argocd_app_condition series
+// of a deleted app.
 func forgetAppInfo(namespace, name string) {
-	if prev, ok := appInfoSeries.LoadAndDelete(namespace + "/" + name); ok {
-		appInfo.DeleteLabelValues(prev...)
+	if prev, ok := appSeries.LoadAndDelete(namespace + "/" + name); ok {
+		appInfo.DeleteLabelValues(prev.info...)
+		for cond := range prev.conditions {
+			appConditions.DeleteLabelValues(namespace, name, prev.project, cond)
+		}
 	}
 }
 

@@ -1,7 +1,9 @@
 package application
 
 import (
+	"maps"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -16,8 +18,15 @@ import (
 // named name, one map per series.
 func appInfoOf(t *testing.T, name string) []map[string]string {
 	t.Helper()
+	return seriesOf(t, appInfo, name)
+}
+
+// seriesOf returns the labels of vec's series of the app named name, one
+// map per series, with the value as label "value".
+func seriesOf(t *testing.T, vec prometheus.Collector, name string) []map[string]string {
+	t.Helper()
 	ch := make(chan prometheus.Metric, 1024)
-	appInfo.Collect(ch)
+	vec.Collect(ch)
 	close(ch)
 	var out []map[string]string
 	for m := range ch {
@@ -25,7 +34,7 @@ func appInfoOf(t *testing.T, name string) []map[string]string {
 		if err := m.Write(&pb); err != nil {
 			t.Fatal(err)
 		}
-		labels := map[string]string{}
+		labels := map[string]string{"value": strconv.FormatFloat(pb.GetGauge().GetValue(), 'g', -1, 64)}
 		for _, l := range pb.GetLabel() {
 			labels[l.GetName()] = l.GetValue()
 		}
@@ -154,6 +163,55 @@ func TestAppInfoLabelsAreArgoCDs(t *testing.T) {
 				if values[i] != want {
 					t.Errorf("%s = %q, want %q", label, values[i], want)
 				}
+			}
+		})
+	}
+}
+
+func TestAppConditionSeriesCountTheAppsConditions(t *testing.T) {
+	cond := func(types ...v1alpha1.ApplicationConditionType) []v1alpha1.ApplicationCondition {
+		var out []v1alpha1.ApplicationCondition
+		for _, ty := range types {
+			out = append(out, v1alpha1.ApplicationCondition{Type: ty})
+		}
+		return out
+	}
+	tests := map[string]struct {
+		passes  [][]v1alpha1.ApplicationCondition
+		deleted bool
+		want    map[string]string // condition → count
+	}{
+		"an app without conditions has no series": {
+			passes: [][]v1alpha1.ApplicationCondition{nil}, want: map[string]string{}},
+		"conditions of one type are counted together": {
+			passes: [][]v1alpha1.ApplicationCondition{cond(v1alpha1.ApplicationConditionSyncError, v1alpha1.ApplicationConditionSyncError)},
+			want:   map[string]string{"SyncError": "2"}},
+		"a condition that went is no longer reported": {
+			passes: [][]v1alpha1.ApplicationCondition{
+				cond(v1alpha1.ApplicationConditionSyncError, v1alpha1.ApplicationConditionComparisonError),
+				cond(v1alpha1.ApplicationConditionComparisonError)},
+			want: map[string]string{"ComparisonError": "1"}},
+		"a deleted app has no series": {
+			passes:  [][]v1alpha1.ApplicationCondition{cond(v1alpha1.ApplicationConditionSyncError)},
+			deleted: true, want: map[string]string{}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			app := &v1alpha1.Application{}
+			app.Namespace, app.Name = "metrics-test", "conditions: "+name
+			for _, conds := range tc.passes {
+				app.Status.Conditions = conds
+				observeAppInfo(app)
+			}
+			if tc.deleted {
+				forgetAppInfo(app.Namespace, app.Name)
+			}
+			got := map[string]string{}
+			for _, s := range seriesOf(t, appConditions, app.Name) {
+				got[s["condition"]] = s["value"]
+			}
+			if !maps.Equal(got, tc.want) {
+				t.Errorf("argocd_app_condition %v, want %v", got, tc.want)
 			}
 		})
 	}
