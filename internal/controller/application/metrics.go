@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -12,7 +13,6 @@ import (
 	"github.com/skiffcd/skiff/api/v1alpha1"
 	"github.com/skiffcd/skiff/internal/project"
 	"github.com/skiffcd/skiff/internal/source"
-	"github.com/skiffcd/skiff/internal/syncmap"
 )
 
 // The Application metrics carry Argo CD's names, types, labels and buckets
@@ -91,8 +91,13 @@ func destServer(app *v1alpha1.Application) string {
 // appSeries holds each app's current argocd_app_info label values and
 // argocd_app_condition series by namespace/name, so that a change replaces
 // the app's series without scanning every app's (DeletePartialMatch made
-// each comparison O(apps)).
-var appSeries syncmap.Map[string, appSeriesLabels]
+// each comparison O(apps)). The comparison and operation workers both
+// update an app's series: appSeriesMu makes each replacement whole, so a
+// replaced series cannot outlive it.
+var (
+	appSeriesMu sync.Mutex
+	appSeries   = map[string]appSeriesLabels{}
+)
 
 type appSeriesLabels struct {
 	info       []string
@@ -121,7 +126,11 @@ func observeReconcile(app *v1alpha1.Application, took time.Duration) {
 // labels and its argocd_app_condition series those of its conditions.
 func observeAppInfo(app *v1alpha1.Application) {
 	cur := appSeriesLabels{info: appInfoLabels(app), conditions: conditionCounts(app), project: app.ProjectName()}
-	prev, ok := appSeries.Swap(app.Namespace+"/"+app.Name, cur)
+	key := app.Namespace + "/" + app.Name
+	appSeriesMu.Lock()
+	defer appSeriesMu.Unlock()
+	prev, ok := appSeries[key]
+	appSeries[key] = cur
 	if ok {
 		if !slices.Equal(prev.info, cur.info) {
 			appInfo.DeleteLabelValues(prev.info...)
@@ -151,7 +160,11 @@ func observeComparison(app *v1alpha1.Application, outcome string) {
 // forgetAppInfo drops the argocd_app_info and argocd_app_condition series
 // of a deleted app.
 func forgetAppInfo(namespace, name string) {
-	if prev, ok := appSeries.LoadAndDelete(namespace + "/" + name); ok {
+	key := namespace + "/" + name
+	appSeriesMu.Lock()
+	defer appSeriesMu.Unlock()
+	if prev, ok := appSeries[key]; ok {
+		delete(appSeries, key)
 		appInfo.DeleteLabelValues(prev.info...)
 		for cond := range prev.conditions {
 			appConditions.DeleteLabelValues(namespace, name, prev.project, cond)

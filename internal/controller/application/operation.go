@@ -52,6 +52,7 @@ func (r *Reconciler) reconcileOperation(ctx context.Context, req ctrl.Request) (
 	// Comparisons wait for the result from now (compareDeferral).
 	r.operationStarts.begin(req.NamespacedName, r.now())
 	defer r.operationStarts.forget(req.NamespacedName)
+	observeAppInfo(app) // operation="sync" until the result
 	state := app.Status.OperationState
 	var resumed *v1alpha1.SyncOperationResult
 	switch step, wait := nextOperationStep(app, r.now()); step {
