@@ -23,6 +23,10 @@ var (
 		Name: "argocd_app_sync_total",
 		Help: "Number of application syncs.",
 	}, []string{"namespace", "name", "project", "dest_server", "phase", "dry_run"})
+	syncSeconds = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "argocd_app_sync_duration_seconds_total",
+		Help: "Application sync performance in seconds total.",
+	}, []string{"namespace", "name", "project", "dest_server"})
 	reconcileSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "argocd_app_reconcile",
 		Help:    "Application reconciliation performance in seconds.",
@@ -51,7 +55,7 @@ var appInfoLabelNames = []string{"namespace", "name", "project", "autosync_enabl
 	"dest_server", "dest_namespace", "sync_status", "health_status", "operation"}
 
 func init() {
-	metrics.Registry.MustRegister(syncTotal, reconcileSeconds, comparisonsTotal, appInfo, appConditions, clusterInfo)
+	metrics.Registry.MustRegister(syncTotal, syncSeconds, reconcileSeconds, comparisonsTotal, appInfo, appConditions, clusterInfo)
 }
 
 // appInfoLabels are the argocd_app_info label values of app, as Argo CD
@@ -172,11 +176,12 @@ func forgetAppInfo(namespace, name string) {
 	}
 }
 
-// observeSync counts a completed sync operation and records the app's
-// state after it (its operation is over).
-func observeSync(app *v1alpha1.Application, phase v1alpha1.OperationPhase, dryRun bool) {
+// observeSync counts a completed sync operation that took took, and
+// records the app's state after it (its operation is over).
+func observeSync(app *v1alpha1.Application, phase v1alpha1.OperationPhase, dryRun bool, took time.Duration) {
 	syncTotal.WithLabelValues(app.Namespace, app.Name, app.ProjectName(), destServer(app),
 		string(phase), strconv.FormatBool(dryRun)).Inc()
+	syncSeconds.WithLabelValues(app.Namespace, app.Name, app.ProjectName(), destServer(app)).Add(took.Seconds())
 	observeAppInfo(app)
 }
 

@@ -401,7 +401,7 @@ func (r *Reconciler) finishOperation(ctx context.Context, app *v1alpha1.Applicat
 		}
 		r.Recorder.Eventf(app, nil, kind, eventReasonOperationCompleted, "Sync", "Sync operation to %s %s: %s", revisionOf(result), strings.ToLower(string(phase)), message)
 	}
-	observeSync(app, phase, dryRun)
+	observeSync(app, phase, dryRun, state.FinishedAt.Sub(state.StartedAt.Time))
 	return nil
 }
 
