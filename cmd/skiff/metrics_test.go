@@ -157,17 +157,26 @@ func TestMetricsCarryArgoNamesAndLabels(t *testing.T) {
 		}
 	}
 
-	// A deleted Rollout's series go.
+	// A deleted Rollout's and a deleted Application's series go.
 	ro := &v1alpha1.Rollout{}
 	ro.Namespace, ro.Name = ns, name
 	if err := c.Delete(ctx, ro); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the deleted rollout's series gone", func() error {
+	if err := c.Delete(ctx, app); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the deleted objects' series gone", func() error {
 		families := scrapeMetrics(t)
-		for _, family := range []string{"rollout_info", "rollout_phase", "rollout_reconcile"} {
-			if hasSeries(families, family, map[string]string{"namespace": ns, "name": name}) == nil {
-				return fmt.Errorf("%s still has the rollout's series", family)
+		for family, labels := range map[string]map[string]string{
+			"rollout_info":          {"namespace": ns, "name": name},
+			"rollout_phase":         {"namespace": ns, "name": name},
+			"rollout_reconcile":     {"namespace": ns, "name": name},
+			"argocd_app_info":       {"namespace": appNamespace, "name": app.Name},
+			"argocd_app_sync_total": {"namespace": appNamespace, "name": app.Name},
+		} {
+			if hasSeries(families, family, labels) == nil {
+				return fmt.Errorf("%s still has a series of %v", family, labels)
 			}
 		}
 		return nil

@@ -321,7 +321,7 @@ func (r *Reconciler) reconcileCompare(ctx context.Context, req ctrl.Request) (ct
 	app := &v1alpha1.Application{}
 	if err := r.Client.Get(ctx, req.NamespacedName, app); err != nil {
 		if apierrors.IsNotFound(err) {
-			forgetAppInfo(req.Namespace, req.Name)
+			forgetAppSeries(req.Namespace, req.Name)
 			r.polls.forget(req.Name)
 			r.diffs.Forget(req.Name)
 			r.compared.forget(req.Name)
@@ -330,6 +330,7 @@ func (r *Reconciler) reconcileCompare(ctx context.Context, req ctrl.Request) (ct
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if app.DeletionTimestamp != nil {
+		observeAppInfo(app) // operation="delete"
 		return r.finalize(ctx, app)
 	}
 	if fields, reason := app.Status.Unreadable(); len(fields) > 0 {

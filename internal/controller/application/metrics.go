@@ -161,9 +161,15 @@ func observeComparison(app *v1alpha1.Application, outcome string) {
 	comparisonsTotal.WithLabelValues(app.Namespace, outcome).Inc()
 }
 
-// forgetAppInfo drops the argocd_app_info and argocd_app_condition series
-// of a deleted app.
-func forgetAppInfo(namespace, name string) {
+// forgetAppSeries drops the series of a deleted app: its argocd_app_info
+// and argocd_app_condition and, so that deleted apps do not pile up, its
+// counters (a recreated app's start again from zero, which rate()
+// handles).
+func forgetAppSeries(namespace, name string) {
+	app := prometheus.Labels{"namespace": namespace, "name": name}
+	syncTotal.DeletePartialMatch(app)
+	syncSeconds.DeletePartialMatch(app)
+	k8sRequests.DeletePartialMatch(app)
 	key := namespace + "/" + name
 	appSeriesMu.Lock()
 	defer appSeriesMu.Unlock()

@@ -72,7 +72,7 @@ func TestAppInfoKeepsOneSeriesPerApp(t *testing.T) {
 				observeReconcile(app, 0)
 			}
 			if tc.deleted {
-				forgetAppInfo(app.Namespace, app.Name)
+				forgetAppSeries(app.Namespace, app.Name)
 			}
 			series := appInfoOf(t, name)
 			if len(series) != tc.wantSeries {
@@ -204,7 +204,7 @@ func TestAppConditionSeriesCountTheAppsConditions(t *testing.T) {
 				observeAppInfo(app)
 			}
 			if tc.deleted {
-				forgetAppInfo(app.Namespace, app.Name)
+				forgetAppSeries(app.Namespace, app.Name)
 			}
 			got := map[string]string{}
 			for _, s := range seriesOf(t, appConditions, app.Name) {
@@ -214,5 +214,24 @@ func TestAppConditionSeriesCountTheAppsConditions(t *testing.T) {
 				t.Errorf("argocd_app_condition %v, want %v", got, tc.want)
 			}
 		})
+	}
+}
+
+func TestADeletedAppsCountersGo(t *testing.T) {
+	app := &v1alpha1.Application{}
+	app.Namespace, app.Name = "metrics-test", "deleted-counters"
+	other := app.DeepCopy()
+	other.Name = "kept-counters"
+	for _, a := range []*v1alpha1.Application{app, other} {
+		observeSync(a, v1alpha1.OperationSucceeded, false, time.Second)
+	}
+	forgetAppSeries(app.Namespace, app.Name)
+	for _, vec := range []prometheus.Collector{syncTotal, syncSeconds} {
+		if got := len(seriesOf(t, vec, app.Name)); got != 0 {
+			t.Errorf("%d series of the deleted app, want none", got)
+		}
+		if got := len(seriesOf(t, vec, other.Name)); got != 1 {
+			t.Errorf("%d series of the other app, want 1", got)
+		}
 	}
 }
