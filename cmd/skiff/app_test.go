@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -32,6 +33,9 @@ import (
 const appNamespace = "argocd"
 
 var cluster *testcluster.Cluster
+
+// metricsAddr is where the controller manager serves /metrics.
+var metricsAddr string
 
 func TestMain(m *testing.M) {
 	configDir := isolateSession()
@@ -91,13 +95,16 @@ func startManager(c *testcluster.Cluster) (stop func(), err error) {
 	if err != nil {
 		return nil, err
 	}
+	if metricsAddr, err = freeLocalAddr(); err != nil {
+		return nil, err
+	}
 	runCtx, stopRun := context.WithCancel(context.Background())
 	exited := make(chan struct{})
 	var runErr error
 	go func() {
 		defer close(exited)
 		runErr = manager.Run(runCtx, c.Config, manager.Options{
-			Namespace: appNamespace, MetricsAddr: "0", HealthAddr: "0", InstallCRDs: true,
+			Namespace: appNamespace, MetricsAddr: metricsAddr, HealthAddr: "0", InstallCRDs: true,
 			RefreshPeriod: 3 * time.Second, CacheDir: cacheDir,
 		})
 	}()
@@ -124,6 +131,16 @@ func startManager(c *testcluster.Cluster) (stop func(), err error) {
 		return nil, err
 	}
 	return stop, nil
+}
+
+// freeLocalAddr is a 127.0.0.1 address with a port free a moment ago.
+func freeLocalAddr() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
 }
 
 // kube is a client of the test cluster.

@@ -45,8 +45,9 @@ func mustRollout(t *testing.T, ns string, args ...string) string {
 	return out
 }
 
-// createFromTestdata creates every object of testdata/FILE in ns, passing
-// each Rollout through edit (when not nil).
+// createFromTestdata creates every object (Rollouts, AnalysisTemplates,
+// Services) of testdata/FILE in ns, passing each Rollout through edit
+// (when not nil).
 func createFromTestdata(t *testing.T, c client.Client, file, ns string, edit func(*v1alpha1.Rollout)) {
 	t.Helper()
 	data, err := os.ReadFile("testdata/" + file)
@@ -72,6 +73,11 @@ func createFromTestdata(t *testing.T, c client.Client, file, ns string, edit fun
 				edit(ro)
 			}
 			obj = ro
+		case bytes.Contains(raw, []byte("kind: AnalysisTemplate")):
+			obj = &v1alpha1.AnalysisTemplate{}
+			if err := yaml.UnmarshalStrict(raw, obj); err != nil {
+				t.Fatal(err)
+			}
 		case bytes.Contains(raw, []byte("kind: Service")):
 			obj = &corev1.Service{}
 			if err := yaml.UnmarshalStrict(raw, obj); err != nil {

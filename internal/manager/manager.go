@@ -227,16 +227,29 @@ func addApplicationController(mgr ctrl.Manager, cfg *rest.Config, opts Options, 
 	if err != nil {
 		return nil, err
 	}
+	disc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("building discovery client: %w", err)
+	}
 	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
 		if err := live.Start(ctx); err != nil {
 			return err
 		}
+		// argocd_cluster_info, from the leader as from Argo CD's one
+		// application controller; an unknown version is left empty.
+		version := ""
+		if v, err := disc.ServerVersion(); err == nil {
+			version = v.Major + "." + v.Minor
+		}
+		application.ReportCluster(version)
 		<-ctx.Done()
 		return nil
 	})); err != nil {
 		return nil, err
 	}
-	direct, err := client.New(cfg, client.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper()})
+	// The sync client's requests for an app count in
+	// argocd_app_k8s_request_total.
+	direct, err := client.New(application.CountAppRequests(cfg), client.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper()})
 	if err != nil {
 		return nil, fmt.Errorf("building the sync client: %w", err)
 	}

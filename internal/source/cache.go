@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5"
@@ -196,6 +197,7 @@ func (c *Cache) listRemote(ctx context.Context, rawURL string, creds Credentials
 		return remoteRefs{}, err
 	}
 	c.lsRemotes.Add(1)
+	defer observeGitRequest(rawURL, gitLsRemote, time.Now())
 	remote := git.NewRemote(memory.NewStorage(), &config.RemoteConfig{
 		Name: git.DefaultRemoteName,
 		URLs: []string{strings.TrimSpace(rawURL)},
@@ -391,6 +393,7 @@ func (c *Cache) fetch(ctx context.Context, repo *git.Repository, rawURL string, 
 	if empty {
 		c.clones.Add(1)
 	}
+	defer observeGitRequest(rawURL, gitFetch, time.Now())
 	remote := git.NewRemote(repo.Storer, &config.RemoteConfig{
 		Name:  git.DefaultRemoteName,
 		URLs:  []string{strings.TrimSpace(rawURL)},

@@ -25,6 +25,7 @@ import (
 	"github.com/skiffcd/skiff/api/v1alpha1"
 	"github.com/skiffcd/skiff/internal/analysis"
 	"github.com/skiffcd/skiff/internal/analysis/provider"
+	"github.com/skiffcd/skiff/internal/rolloutmetrics"
 )
 
 // Reason prefixes the run message when the run cannot be measured at all.
@@ -85,14 +86,29 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 }
 
 // Reconcile takes the measurements that are due and writes the status.
+// Passes over runs still measuring are timed and their errors counted
+// (analysis_run_reconcile, analysis_run_reconcile_error); a deleted run's
+// series go.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	start := r.now()
 	run := &v1alpha1.AnalysisRun{}
 	if err := r.Client.Get(ctx, req.NamespacedName, run); err != nil {
+		if apierrors.IsNotFound(err) {
+			rolloutmetrics.AnalysisRuns.Forget(req.NamespacedName)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if run.Status.Phase.Completed() {
 		return r.expire(ctx, run)
 	}
+	res, err := r.advance(ctx, run)
+	rolloutmetrics.AnalysisRuns.Observe(req.NamespacedName, r.now().Sub(start), err)
+	return res, err
+}
+
+// advance takes the measurements that are due and writes run's status
+// when they changed it.
+func (r *Reconciler) advance(ctx context.Context, run *v1alpha1.AnalysisRun) (ctrl.Result, error) {
 	updated := run.DeepCopy()
 	requeue := r.pass(ctx, updated)
 	if !equality.Semantic.DeepEqual(run.Status, updated.Status) {

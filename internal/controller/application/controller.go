@@ -324,7 +324,7 @@ func (r *Reconciler) reconcileCompare(ctx context.Context, req ctrl.Request) (ct
 	app := &v1alpha1.Application{}
 	if err := r.Client.Get(ctx, req.NamespacedName, app); err != nil {
 		if apierrors.IsNotFound(err) {
-			forgetAppInfo(req.Namespace, req.Name)
+			forgetAppSeries(req.Namespace, req.Name)
 			r.polls.forget(req.Name)
 			r.diffs.Forget(req.Name)
 			r.compared.forget(req.Name)
@@ -333,6 +333,7 @@ func (r *Reconciler) reconcileCompare(ctx context.Context, req ctrl.Request) (ct
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if app.DeletionTimestamp != nil {
+		observeAppInfo(app) // operation="delete"
 		return r.finalize(ctx, app)
 	}
 	if fields, reason := app.Status.Unreadable(); len(fields) > 0 {
@@ -552,7 +553,7 @@ func (r *Reconciler) finalize(ctx context.Context, app *v1alpha1.Application) (c
 		if obj.GetDeletionTimestamp() != nil {
 			continue
 		}
-		if err := r.Engine.Client.Delete(ctx, obj.DeepCopy(), client.PropagationPolicy(policy)); err != nil && !apierrors.IsNotFound(err) {
+		if err := r.Engine.Client.Delete(withAppRequests(ctx, app, false), obj.DeepCopy(), client.PropagationPolicy(policy)); err != nil && !apierrors.IsNotFound(err) {
 			return ctrl.Result{}, fmt.Errorf("deleting %s: %w", clustercache.KeyOf(obj), err)
 		}
 	}

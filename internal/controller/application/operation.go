@@ -52,6 +52,7 @@ func (r *Reconciler) reconcileOperation(ctx context.Context, req ctrl.Request) (
 	// Comparisons wait for the result from now (compareDeferral).
 	r.operationStarts.begin(req.NamespacedName, r.now())
 	defer r.operationStarts.forget(req.NamespacedName)
+	observeAppInfo(app) // operation="sync" until the result
 	state := app.Status.OperationState
 	var resumed *v1alpha1.SyncOperationResult
 	switch step, wait := nextOperationStep(app, r.now()); step {
@@ -185,7 +186,7 @@ func (r *Reconciler) sync(ctx context.Context, app *v1alpha1.Application, resume
 	if resumed != nil {
 		recorded = resumed.Resources
 	}
-	result := r.Engine.Run(ctx, syncengine.Request{
+	result := r.Engine.Run(withAppRequests(ctx, app, op.DryRun), syncengine.Request{
 		App: app.Name, Namespace: app.Spec.Destination.Namespace, Plan: plan, Options: opts, DryRun: op.DryRun,
 		NamespaceExists: r.namespaceExists(app.Spec.Destination.Namespace),
 		IsModified: func(desired, live *unstructured.Unstructured) bool {
@@ -400,7 +401,7 @@ func (r *Reconciler) finishOperation(ctx context.Context, app *v1alpha1.Applicat
 		}
 		r.Recorder.Eventf(app, nil, kind, eventReasonOperationCompleted, "Sync", "Sync operation to %s %s: %s", revisionOf(result), strings.ToLower(string(phase)), message)
 	}
-	observeSync(app, phase)
+	observeSync(app, phase, dryRun, state.FinishedAt.Sub(state.StartedAt.Time))
 	return nil
 }
 

@@ -173,7 +173,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	for _, d := range due {
 		vars := notify.Vars(appMap, cfg.Context, cfg.Services[d.Service].Type, r.now)
 		outcome := deliver(ctx, r.Recorder, &app, loaded, d, vars, r.Retry)
-		deliveries.WithLabelValues(d.Trigger, d.Service, outcome).Inc()
+		observeDelivery(d.Trigger, d.Service, outcome)
 		switch outcome {
 		case outcomeSent, outcomeTemplateError:
 			// A template that does not render would fail the same way on

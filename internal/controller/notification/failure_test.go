@@ -44,7 +44,7 @@ func TestFailedDeliveryIsAnEventWithoutSecrets(t *testing.T) {
 func failedDeliveries(t *testing.T) float64 {
 	t.Helper()
 	var m dto.Metric
-	if err := deliveries.WithLabelValues("on-sync-succeeded", "slack", outcomeFailed).Write(&m); err != nil {
+	if err := deliveries.WithLabelValues("on-sync-succeeded", "slack", "false").Write(&m); err != nil {
 		t.Fatal(err)
 	}
 	return m.GetCounter().GetValue()

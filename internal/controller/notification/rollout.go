@@ -74,7 +74,7 @@ func (n *RolloutNotifier) Notify(ro *v1alpha1.Rollout, reason string) {
 	select {
 	case n.queue <- rolloutEvent{rollout: ro.DeepCopy(), reason: reason}:
 	default:
-		deliveries.WithLabelValues(notify.EventTrigger(reason), "", "dropped").Inc()
+		observeDelivery(notify.EventTrigger(reason), "", outcomeDropped)
 	}
 }
 
@@ -124,7 +124,7 @@ func (n *RolloutNotifier) send(ctx context.Context, ev rolloutEvent) {
 	for _, d := range due {
 		vars := notify.RolloutVars(roMap, cfg.Context, cfg.Services[d.Service].Type, n.now)
 		outcome := deliver(ctx, n.Recorder, ro, loaded, d, vars, n.Retry)
-		deliveries.WithLabelValues(d.Trigger, d.Service, outcome).Inc()
+		observeDelivery(d.Trigger, d.Service, outcome)
 	}
 }
 

@@ -36,6 +36,7 @@ import (
 	"github.com/skiffcd/skiff/internal/ownwrites"
 	"github.com/skiffcd/skiff/internal/rollout"
 	"github.com/skiffcd/skiff/internal/rollout/traffic"
+	"github.com/skiffcd/skiff/internal/rolloutmetrics"
 	"github.com/skiffcd/skiff/internal/syncmap"
 )
 
@@ -132,6 +133,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		return fmt.Errorf("setting up the Rollout controller's ReplicaSet cache: %w", err)
 	}
 	r.replicaSets = replicaSets
+	// rollout_info and analysis_run_info read the manager's cache at
+	// each scrape.
+	rolloutmetrics.Serve(mgr.GetCache(), mgr.Elected())
 	err = ctrl.NewControllerManagedBy(mgr).
 		Named("rollout").
 		For(&v1alpha1.Rollout{}).
@@ -194,8 +198,11 @@ func (r *Reconciler) rolloutsOfTemplate(ctx context.Context, o client.Object) []
 }
 
 // Reconcile brings the ReplicaSets and Services of one Rollout a step closer
-// to its spec and writes the status once.
+// to its spec and writes the status once. Passes are timed and their
+// errors counted (rollout_reconcile, rollout_reconcile_error); a deleted
+// Rollout's series go.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	start := r.now()
 	// The Rollout is read from the API server, not the cache: a pass that
 	// acted on a copy older than the last status write (the informer lags
 	// behind it) would redo what that write recorded as done, or undo an
@@ -206,12 +213,20 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.APIReader.Get(ctx, req.NamespacedName, ro); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.templateMatches.Delete(req.NamespacedName)
+			rolloutmetrics.Rollouts.Forget(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !ro.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil
 	}
+	res, err := r.step(ctx, ro)
+	rolloutmetrics.Rollouts.Observe(req.NamespacedName, r.now().Sub(start), err)
+	return res, err
+}
+
+// step runs one pass over ro.
+func (r *Reconciler) step(ctx context.Context, ro *v1alpha1.Rollout) (ctrl.Result, error) {
 	p := newPass(r, ro)
 	if err := p.sync(ctx); err != nil {
 		if apierrors.IsConflict(err) || errors.Is(err, errCacheBehind) {
