@@ -82,6 +82,11 @@ type Reconciler struct {
 	Now func() time.Time
 	// Workers sizes the work queue; default 10.
 	Workers int
+	// Namespace, when set (skiff server --namespaced), is the only
+	// namespace whose ReplicaSets the controller's own cache holds, and
+	// ClusterAnalysisTemplates, being cluster-scoped, are not watched. The
+	// manager's cache must be limited to it as well.
+	Namespace string
 
 	// replicaSets reads the cache of the ReplicaSets Rollouts made.
 	replicaSets client.Reader
@@ -117,10 +122,15 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err != nil {
 		return fmt.Errorf("setting up the Rollout controller: %w", err)
 	}
+	var namespaces map[string]cache.Config
+	if r.Namespace != "" {
+		namespaces = map[string]cache.Config{r.Namespace: {}}
+	}
 	replicaSets, err := cache.New(mgr.GetConfig(), cache.Options{
-		Scheme:           mgr.GetScheme(),
-		Mapper:           mgr.GetRESTMapper(),
-		DefaultTransform: cache.TransformStripManagedFields(),
+		DefaultNamespaces: namespaces,
+		Scheme:            mgr.GetScheme(),
+		Mapper:            mgr.GetRESTMapper(),
+		DefaultTransform:  cache.TransformStripManagedFields(),
 		ByObject: map[client.Object]cache.ByObject{
 			&appsv1.ReplicaSet{}: {Label: labels.NewSelector().Add(*rolloutMade)},
 		},
@@ -132,7 +142,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		return fmt.Errorf("setting up the Rollout controller's ReplicaSet cache: %w", err)
 	}
 	r.replicaSets = replicaSets
-	err = ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		Named("rollout").
 		For(&v1alpha1.Rollout{}).
 		WatchesRawSource(source.Kind(replicaSets, &appsv1.ReplicaSet{},
@@ -141,10 +151,11 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&corev1.Service{}, handler.EnqueueRequestsFromMapFunc(r.rolloutsOfService)).
 		WatchesMetadata(&appsv1.Deployment{}, handler.EnqueueRequestsFromMapFunc(r.rolloutsOfDeployment)).
 		Watches(&v1alpha1.AnalysisTemplate{}, handler.EnqueueRequestsFromMapFunc(r.rolloutsOfTemplate)).
-		Watches(&v1alpha1.ClusterAnalysisTemplate{}, handler.EnqueueRequestsFromMapFunc(r.rolloutsOfTemplate)).
-		WithOptions(controller.Options{MaxConcurrentReconciles: r.Workers}).
-		Complete(r)
-	if err != nil {
+		WithOptions(controller.Options{MaxConcurrentReconciles: r.Workers})
+	if r.Namespace == "" {
+		b = b.Watches(&v1alpha1.ClusterAnalysisTemplate{}, handler.EnqueueRequestsFromMapFunc(r.rolloutsOfTemplate))
+	}
+	if err := b.Complete(r); err != nil {
 		return fmt.Errorf("setting up the Rollout controller: %w", err)
 	}
 	return nil
