@@ -34,6 +34,9 @@ const appNamespace = "argocd"
 var cluster *testcluster.Cluster
 
 func TestMain(m *testing.M) {
+	if code, ran := runAsSkiff(); ran {
+		os.Exit(code)
+	}
 	configDir := isolateSession()
 	var stop func()
 	code := testcluster.RunMain(m, func(c *testcluster.Cluster) {

@@ -247,11 +247,21 @@ func addConfigCache(mgr ctrl.Manager, namespace string) (cache.Cache, error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating the cache of %s's settings: %w", namespace, err)
 	}
-	if err := mgr.Add(configCache); err != nil {
+	if err := mgr.Add(onEveryReplica{configCache}); err != nil {
 		return nil, err
 	}
 	return configCache, nil
 }
+
+// onEveryReplica is a cache that runs on every replica, leading or not:
+// the API server of each reads its settings from it. A cache limited to
+// namespaces does not say whether it needs the lease, which makes
+// controller-runtime start it on the leader only, and a standby would
+// never be ready nor able to log anyone in.
+type onEveryReplica struct{ cache.Cache }
+
+// NeedLeaderElection implements manager.LeaderElectionRunnable.
+func (onEveryReplica) NeedLeaderElection() bool { return false }
 
 // addApplicationController wires the repo server, the cluster cache and the
 // sync engine into the Application controller.
