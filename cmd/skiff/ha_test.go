@@ -68,10 +68,10 @@ const (
 
 // replica is one `skiff server --leader-elect` process of the HA test.
 type replica struct {
-	name, api, health string
-	cmd               *exec.Cmd
-	done              chan struct{}
-	logPath           string
+	name, api, health, metrics string
+	cmd                        *exec.Cmd
+	done                       chan struct{}
+	logPath                    string
 }
 
 // startReplica runs `skiff server --leader-elect` for ns as a process of
@@ -79,15 +79,16 @@ type replica struct {
 // ports, until the test ends.
 func startReplica(t *testing.T, name, ns string) *replica {
 	t.Helper()
-	ports, err := testcluster.FreePorts(2)
+	ports, err := testcluster.FreePorts(3)
 	if err != nil {
 		t.Fatal(err)
 	}
 	r := &replica{name: name, api: "127.0.0.1:" + strconv.Itoa(ports[0]), health: "127.0.0.1:" + strconv.Itoa(ports[1]),
-		done: make(chan struct{}), logPath: filepath.Join(t.TempDir(), name+".log")}
+		metrics: "127.0.0.1:" + strconv.Itoa(ports[2]),
+		done:    make(chan struct{}), logPath: filepath.Join(t.TempDir(), name+".log")}
 	args, err := json.Marshal([]string{"server", "--kubeconfig", cluster.Kubeconfig, "--namespace", ns,
 		"--address", "127.0.0.1", "--port", strconv.Itoa(ports[0]), "--insecure",
-		"--health-probe-bind-address", r.health, "--metrics-bind-address", "0",
+		"--health-probe-bind-address", r.health, "--metrics-bind-address", r.metrics,
 		"--cache-dir", t.TempDir(), "--app-resync", "3s",
 		"--leader-elect", "--leader-election-lease-duration", haLeaseDuration.String(),
 		"--leader-election-renew-deadline", haRenewDeadline.String(), "--leader-election-retry-period", haRetryPeriod.String()})
@@ -140,6 +141,31 @@ func startReplica(t *testing.T, name, ns string) *replica {
 		return nil
 	}, testwait.Timeout(90*time.Second), testwait.Interval(250*time.Millisecond))
 	return r
+}
+
+// reconciles returns how many Applications the replica's controllers
+// have reconciled, from its metrics.
+func (r *replica) reconciles(t *testing.T) int {
+	t.Helper()
+	resp, err := http.Get("http://" + r.metrics + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	total := 0
+	scanner := bufio.NewScanner(resp.Body)
+	for scanner.Scan() {
+		line := scanner.Text()
+		if !strings.HasPrefix(line, "controller_runtime_reconcile_total{") || !strings.Contains(line, `controller="application-`) {
+			continue
+		}
+		n, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
+		if err != nil {
+			t.Fatalf("metrics line %q: %v", line, err)
+		}
+		total += int(n)
+	}
+	return total
 }
 
 // kill ends the replica at once, as a node failure would.
@@ -337,6 +363,12 @@ func TestHAFailoverFinishesTheOperationOnce(t *testing.T) {
 		t.Fatalf("the operation before the leader's death: %+v, want Running", op)
 	}
 
+	if n := standby.reconciles(t); n != 0 {
+		t.Errorf("the standby reconciled Applications %d times, want none: the controllers run on the leader only", n)
+	}
+	if n := leader.reconciles(t); n == 0 {
+		t.Error("the leader's metrics count no reconcile of Applications")
+	}
 	leader.kill(t)
 	killed := time.Now()
 	// The lease ran out at most haLeaseDuration after its last renewal,
@@ -387,6 +419,9 @@ func TestHAFailoverFinishesTheOperationOnce(t *testing.T) {
 		t.Errorf("Jobs in %s: %d (%v), want the two hooks", dest, len(jobs.Items), err)
 	}
 	waitFor(t, "the standby's stream to report the succeeded operation", func() bool { return stream.saw(v1alpha1.OperationSucceeded) })
+	if n := standby.reconciles(t); n == 0 {
+		t.Error("the new leader's metrics count no reconcile of Applications")
+	}
 	if status, body := standby.do(t, http.MethodGet, "/api/v1/applications/"+app.Name, login.Token, nil); status != http.StatusOK {
 		t.Errorf("the app through the new leader's API: %d %s", status, body)
 	}
