@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -90,6 +91,15 @@ func namespacedIdentity(t *testing.T, ns string) *rest.Config {
 
 func ptrTo[T any](v T) *T { return &v }
 
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
 // `skiff server --namespaced` runs with only a Role in its namespace: an
 // app deploying there syncs and turns Healthy; an app deploying to another
 // namespace, and one whose render holds a cluster-scoped object, get an
@@ -131,6 +141,11 @@ func TestNamespacedServerRunsWithARoleOnly(t *testing.T) {
 
 	repo := testgit.New(t)
 	files := testgit.Dir(t, "../controller/application/testdata/guestbook", "guestbook")
+	// A blue-green Rollout: the Rollout controller's caches and writes
+	// work with the Role too.
+	for _, name := range []string{"rollout-bg-test.yml", "rollout-service.yml"} {
+		files["rollout/"+name] = readFile(t, "../controller/rollout/testdata/"+name)
+	}
 	for name, data := range testgit.Dir(t, "testdata/with-cluster-role", "with-cluster-role") {
 		files[name] = data
 	}
@@ -153,12 +168,22 @@ func TestNamespacedServerRunsWithARoleOnly(t *testing.T) {
 		return app
 	}
 	inScope := newApp("guestbook", "guestbook", ns, true)
+	rollout := newApp("rollout", "rollout", ns, true)
 	elsewhere := newApp("elsewhere", "guestbook", other, true)
 	clusterScoped := newApp("cluster-scoped", "with-cluster-role", ns, false)
 
 	waitApp(t, admin, inScope, "Synced and Healthy", func(app *v1alpha1.Application) error {
 		if app.Status.Sync.Status != v1alpha1.SyncStatusCodeSynced || app.Status.Health.Status != v1alpha1.HealthStatusHealthy {
 			return fmt.Errorf("%s/%s", app.Status.Sync.Status, app.Status.Health.Status)
+		}
+		return nil
+	})
+	// Healthy once the Rollout's pods are up and the active Service points
+	// at them. The app stays OutOfSync (the Rollout's defaulted port
+	// protocol, the Service's added selector), as in a cluster-wide install.
+	waitApp(t, admin, rollout, "synced once and Healthy", func(app *v1alpha1.Application) error {
+		if op := app.Status.OperationState; op == nil || op.Phase != v1alpha1.OperationSucceeded || app.Status.Health.Status != v1alpha1.HealthStatusHealthy {
+			return fmt.Errorf("health %s", app.Status.Health.Status)
 		}
 		return nil
 	})
@@ -190,6 +215,45 @@ func TestNamespacedServerRunsWithARoleOnly(t *testing.T) {
 	if refused := forbidden.list(); len(refused) > 0 {
 		t.Errorf("the API server refused %d requests of the namespaced Skiff:\n%s", len(refused), strings.Join(refused, "\n"))
 	}
+	// An analysis of a ClusterAnalysisTemplate, which the namespaced
+	// install may not read, makes the Rollout InvalidSpec.
+	ro := &v1alpha1.Rollout{}
+	testcluster.ReadYAML(t, "../controller/rollout/testdata/rollout-bg-test-analysis.yml", ro, ns)
+	ro.Spec.Strategy.BlueGreen.PostPromotionAnalysis.Templates[0].ClusterScope = true
+	svc := &corev1.Service{}
+	testcluster.ReadYAML(t, "../controller/rollout/testdata/rollout-active-service-analysis.yml", svc, ns)
+	for _, obj := range []client.Object{svc, ro} {
+		if err := admin.Create(ctx, obj); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The first revision runs no analysis; the second does.
+	testwait.Eventually(t, "the Rollout's first revision to complete", func() error {
+		if err := admin.Get(ctx, client.ObjectKeyFromObject(ro), ro); err != nil {
+			return err
+		}
+		if ro.Status.Phase != v1alpha1.RolloutPhaseHealthy {
+			return fmt.Errorf("phase %s", ro.Status.Phase)
+		}
+		return nil
+	}, testwait.Timeout(90*time.Second), testwait.Interval(250*time.Millisecond))
+	update := client.MergeFrom(ro.DeepCopy())
+	ro.Spec.Template.Spec.Containers[0].Image = "nginx:1.27"
+	if err := admin.Patch(ctx, ro, update); err != nil {
+		t.Fatal(err)
+	}
+	testwait.Eventually(t, "the Rollout to be InvalidSpec for its ClusterAnalysisTemplate", func() error {
+		if err := admin.Get(ctx, client.ObjectKeyFromObject(ro), ro); err != nil {
+			return err
+		}
+		for _, c := range ro.Status.Conditions {
+			if c.Type == v1alpha1.InvalidSpec && strings.Contains(c.Message, "ClusterAnalysisTemplate is cluster-scoped: this Skiff is a namespaced install and reads only namespace "+ns) {
+				return nil
+			}
+		}
+		return fmt.Errorf("conditions %+v", ro.Status.Conditions)
+	}, testwait.Timeout(90*time.Second), testwait.Interval(250*time.Millisecond))
+
 	var initial corev1.Secret
 	testwait.Eventually(t, "the API server's initial admin password", func() error {
 		return admin.Get(ctx, client.ObjectKey{Namespace: ns, Name: server.InitialAdminSecretName}, &initial)
