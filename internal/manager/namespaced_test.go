@@ -20,6 +20,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
@@ -80,24 +81,13 @@ func namespacedIdentity(t *testing.T, ns string) *rest.Config {
 		}
 	}
 	token, err := kubernetes.NewForConfigOrDie(cluster.Config).CoreV1().ServiceAccounts(ns).CreateToken(ctx, sa.Name,
-		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptrTo(int64(3600))}}, metav1.CreateOptions{})
+		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](3600)}}, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg := rest.AnonymousClientConfig(cluster.Config)
 	cfg.BearerToken = token.Status.Token
 	return cfg
-}
-
-func ptrTo[T any](v T) *T { return &v }
-
-func readFile(t *testing.T, path string) string {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(data)
 }
 
 // `skiff server --namespaced` runs with only a Role in its namespace: an
@@ -144,7 +134,11 @@ func TestNamespacedServerRunsWithARoleOnly(t *testing.T) {
 	// A blue-green Rollout: the Rollout controller's caches and writes
 	// work with the Role too.
 	for _, name := range []string{"rollout-bg-test.yml", "rollout-service.yml"} {
-		files["rollout/"+name] = readFile(t, "../controller/rollout/testdata/"+name)
+		data, err := os.ReadFile("../controller/rollout/testdata/" + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files["rollout/"+name] = string(data)
 	}
 	for name, data := range testgit.Dir(t, "testdata/with-cluster-role", "with-cluster-role") {
 		files[name] = data
