@@ -229,12 +229,35 @@ func leaseHolder(ctx context.Context, c client.Client, ns string) (string, error
 	return *lease.Spec.HolderIdentity, nil
 }
 
-// appStream follows /api/v1/stream/applications of one replica and keeps
-// the phases of the operations it reports.
+// appStream keeps the operation phases that one replica's
+// /api/v1/stream/applications reports.
 type appStream struct {
 	mu     sync.Mutex
 	phases []v1alpha1.OperationPhase
-	events int
+}
+
+// stream follows the replica's stream of the app name until the test
+// ends.
+func (r *replica) stream(t *testing.T, token, name string) *appStream {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+r.api+"/api/v1/stream/applications?name="+name, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		resp.Body.Close()
+		t.Fatalf("the application stream of replica %s: %s", r.name, resp.Status)
+	}
+	s := &appStream{}
+	go s.follow(resp.Body)
+	return s
 }
 
 func (s *appStream) follow(body io.ReadCloser) {
@@ -255,7 +278,6 @@ func (s *appStream) follow(body io.ReadCloser) {
 			continue
 		}
 		s.mu.Lock()
-		s.events++
 		if op := event.Result.Application.Status.OperationState; op != nil {
 			s.phases = append(s.phases, op.Phase)
 		}
@@ -276,7 +298,7 @@ func (s *appStream) saw(phase v1alpha1.OperationPhase) bool {
 
 // Two replicas with --leader-elect: the controllers run on the leader only
 // and the API on both. A session from one replica is valid on the other
-// (the signing key is in argocd-secret), and the standby streams events.
+// (the signing key is in argocd-secret), and both stream events.
 // The leader is killed while a sync waits for its Sync hook: the standby
 // takes the lease within its duration and finishes the operation once:
 // one history entry, each hook Job created once.
@@ -335,22 +357,7 @@ func TestHAFailoverFinishesTheOperationOnce(t *testing.T) {
 		return got
 	}
 
-	streamCtx, stopStream := context.WithCancel(ctx)
-	defer stopStream()
-	req, err := http.NewRequestWithContext(streamCtx, http.MethodGet, "http://"+standby.api+"/api/v1/stream/applications?name="+app.Name, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Authorization", "Bearer "+login.Token)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("the standby's application stream: %s", resp.Status)
-	}
-	stream := &appStream{}
-	go stream.follow(resp.Body)
+	leaderStream, stream := leader.stream(t, login.Token, app.Name), standby.stream(t, login.Token, app.Name)
 
 	// The sync is asked of the standby's API; the leader runs it.
 	waitFor(t, "the first comparison", func() bool { return current().Status.Sync.Status == v1alpha1.SyncStatusCodeOutOfSync })
@@ -369,6 +376,7 @@ func TestHAFailoverFinishesTheOperationOnce(t *testing.T) {
 	if n := leader.reconciles(t); n == 0 {
 		t.Error("the leader's metrics count no reconcile of Applications")
 	}
+	waitFor(t, "the leader's stream to report the running operation", func() bool { return leaderStream.saw(v1alpha1.OperationRunning) })
 	leader.kill(t)
 	killed := time.Now()
 	// The lease ran out at most haLeaseDuration after its last renewal,
