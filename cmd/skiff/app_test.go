@@ -38,6 +38,9 @@ var cluster *testcluster.Cluster
 var metricsAddr string
 
 func TestMain(m *testing.M) {
+	if code, ran := runAsSkiff(); ran {
+		os.Exit(code)
+	}
 	configDir := isolateSession()
 	var stop func()
 	code := testcluster.RunMain(m, func(c *testcluster.Cluster) {

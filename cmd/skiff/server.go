@@ -53,8 +53,12 @@ func newServerCommand() *cobra.Command {
 			if apiPort != 0 {
 				opts.API.Addr = net.JoinHostPort(apiAddress, strconv.Itoa(apiPort))
 			}
-			fmt.Fprintf(cmd.ErrOrStderr(), "skiff server: Kubernetes API %s, health %s, metrics %s, namespace %s\n",
-				cfg.Host, opts.HealthAddr, opts.MetricsAddr, opts.Namespace)
+			scope := "cluster-wide"
+			if opts.Namespaced {
+				scope = "namespaced"
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "skiff server: Kubernetes API %s, health %s, metrics %s, namespace %s (%s)\n",
+				cfg.Host, opts.HealthAddr, opts.MetricsAddr, opts.Namespace, scope)
 			if opts.API.Addr != "" {
 				scheme := "https"
 				if opts.API.Insecure {
@@ -78,6 +82,10 @@ func newServerCommand() *cobra.Command {
 	f.StringVar(&opts.HealthAddr, "health-probe-bind-address", ":8081", "address of the /healthz and /readyz endpoints")
 	f.StringVar(&opts.PprofAddr, "pprof-bind-address", "0", `address of Go's /debug/pprof profiles ("0" turns it off)`)
 	f.BoolVar(&opts.LeaderElection, "leader-elect", false, "elect a leader so that only one replica acts")
+	f.DurationVar(&opts.LeaseDuration, "leader-election-lease-duration", 15*time.Second, "how long a standby waits after the leader's last renewal before taking over")
+	f.DurationVar(&opts.RenewDeadline, "leader-election-renew-deadline", 10*time.Second, "how long the leader retries renewing its lease before it stops acting")
+	f.DurationVar(&opts.RetryPeriod, "leader-election-retry-period", 2*time.Second, "how often replicas try to acquire or renew the lease")
+	f.BoolVar(&opts.Namespaced, "namespaced", false, "manage only objects in --namespace and read nothing cluster-scoped, so that a Role there is enough")
 	f.BoolVar(&opts.InstallCRDs, "install-crds", false, "apply the argoproj.io CRDs before starting")
 	f.StringVar(&opts.CacheDir, "cache-dir", "", "where git repositories and Helm charts are cached (default $XDG_CACHE_HOME/skiff)")
 	f.DurationVar(&opts.RefreshPeriod, "app-resync", 180*time.Second, "how often each Application is compared with git (Argo CD's timeout.reconciliation)")

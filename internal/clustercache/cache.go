@@ -69,6 +69,10 @@ type Options struct {
 	// Health, when set, judges each tracked object as it is stored, for
 	// Event.HealthChanged.
 	Health func(*unstructured.Unstructured) string
+	// Namespace, when set, limits the cache to the namespaced kinds'
+	// objects in that namespace and watches no cluster-scoped kind: a
+	// namespaced install (skiff server --namespaced) may read nothing else.
+	Namespace string
 }
 
 // defaultExcluded are kinds that change constantly and that no GitOps

@@ -29,6 +29,9 @@ func (c *Cache) discover(ctx context.Context) error {
 			if strings.Contains(r.Name, "/") || !hasVerbs(r.Verbs, "list", "watch") {
 				continue
 			}
+			if c.opts.Namespace != "" && !r.Namespaced {
+				continue
+			}
 			gvk := gv.WithKind(r.Kind)
 			if c.excluded[gvk.GroupKind()] {
 				continue

@@ -29,7 +29,7 @@ type kindWatch struct {
 // watchMetadata starts a metadata-only informer of gvr and returns its
 // HasSynced.
 func (c *Cache) watchMetadata(ctx context.Context, gvr schema.GroupVersionResource, gvk schema.GroupVersionKind) cache.InformerSynced {
-	resource := c.metadata.Resource(gvr)
+	resource := c.metadata.Resource(gvr).Namespace(c.opts.Namespace)
 	lw := cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return resource.List(ctx, opts)
@@ -48,7 +48,7 @@ func (c *Cache) watchMetadata(ctx context.Context, gvr schema.GroupVersionResour
 // watchFull starts an informer of gvr's whole objects and returns its
 // HasSynced.
 func (c *Cache) watchFull(ctx context.Context, gvr schema.GroupVersionResource, gvk schema.GroupVersionKind) cache.InformerSynced {
-	resource := c.dynamic.Resource(gvr)
+	resource := c.dynamic.Resource(gvr).Namespace(c.opts.Namespace)
 	lw := cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return resource.List(ctx, opts)

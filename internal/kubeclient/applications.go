@@ -209,11 +209,20 @@ func NewApplications(cfg *rest.Config, scheme *runtime.Scheme) (*Applications, e
 }
 
 // ConfigureManager makes the manager's client and cache share the HTTP
-// client, and its cache list and watch Applications through REST.
+// client, and its cache list and watch Applications through REST: those
+// of the cache's namespace when its DefaultNamespaces name exactly one (a
+// namespaced install may list nothing else), else of every namespace. Set
+// the cache's namespaces first.
 func (a *Applications) ConfigureManager(opts *manager.Options) {
 	opts.Client.HTTPClient = a.httpClient
 	opts.Cache.HTTPClient = a.httpClient
-	opts.Cache.NewInformer = NewInformerFunc(a.REST)
+	namespace := metav1.NamespaceAll
+	if len(opts.Cache.DefaultNamespaces) == 1 {
+		for ns := range opts.Cache.DefaultNamespaces {
+			namespace = ns
+		}
+	}
+	opts.Cache.NewInformer = NewInformerFunc(a.REST, namespace)
 }
 
 // Writes returns c with its patches of Applications going through REST
@@ -222,21 +231,23 @@ func (a *Applications) Writes(c client.Client) *ApplicationWrites {
 	return NewApplicationWrites(c, a.REST)
 }
 
-// ApplicationListWatch lists and watches the Applications of every
-// namespace through applications, a client from NewApplicationREST.
-func ApplicationListWatch(applications rest.Interface) toolscache.ListerWatcher {
-	return toolscache.NewListWatchFromClient(applications, "applications", metav1.NamespaceAll, fields.Everything())
+// ApplicationListWatch lists and watches the Applications of namespace
+// (metav1.NamespaceAll: of every namespace) through applications, a client
+// from NewApplicationREST.
+func ApplicationListWatch(applications rest.Interface, namespace string) toolscache.ListerWatcher {
+	return toolscache.NewListWatchFromClient(applications, "applications", namespace, fields.Everything())
 }
 
 // NewInformerFunc returns a cache.Options.NewInformer that lists and
-// watches Applications through applications (see ApplicationListWatch) and
-// builds every other informer as controller-runtime does. The cache must
-// not restrict Applications by namespace or selector: the list-watch it
-// passes for them, which would apply the restriction, is not used.
-func NewInformerFunc(applications rest.Interface) func(toolscache.ListerWatcher, runtime.Object, time.Duration, toolscache.Indexers) toolscache.SharedIndexInformer {
+// watches the Applications of namespace through applications (see
+// ApplicationListWatch) and builds every other informer as
+// controller-runtime does. The cache must not restrict Applications by
+// selector, nor by namespace other than this one: the list-watch it passes
+// for them, which would apply the restriction, is not used.
+func NewInformerFunc(applications rest.Interface, namespace string) func(toolscache.ListerWatcher, runtime.Object, time.Duration, toolscache.Indexers) toolscache.SharedIndexInformer {
 	return func(lw toolscache.ListerWatcher, obj runtime.Object, resync time.Duration, indexers toolscache.Indexers) toolscache.SharedIndexInformer {
 		if _, ok := obj.(*v1alpha1.Application); ok {
-			lw = ApplicationListWatch(applications)
+			lw = ApplicationListWatch(applications, namespace)
 		}
 		return toolscache.NewSharedIndexInformer(lw, obj, resync, indexers)
 	}

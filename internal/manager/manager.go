@@ -4,6 +4,7 @@ package manager
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -50,6 +51,14 @@ type Options struct {
 	PprofAddr string
 	// LeaderElection makes only one replica act at a time.
 	LeaderElection bool
+	// LeaseDuration, RenewDeadline and RetryPeriod time the election
+	// (0: controller-runtime's 15 s, 10 s and 2 s). A standby takes over
+	// within LeaseDuration (plus a RetryPeriod) of the leader's death.
+	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
+	// Namespaced limits Skiff to Namespace: it watches and manages only
+	// the objects there and reads nothing cluster-scoped, so it runs with
+	// a Role in that namespace (Argo CD's namespace-install).
+	Namespaced bool
 	// InstallCRDs applies the embedded CRDs before starting.
 	InstallCRDs bool
 	// CacheDir holds git repositories and Helm charts.
@@ -71,6 +80,9 @@ type Options struct {
 // Run starts the manager and blocks until ctx ends.
 func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 	cfg = clientConfig(cfg, opts)
+	if opts.InstallCRDs && opts.Namespaced {
+		return errors.New("--install-crds writes cluster-scoped CustomResourceDefinitions, which a namespaced install (--namespaced) may not: apply the CRDs with cluster-admin rights first")
+	}
 	if opts.InstallCRDs {
 		if err := crds.Install(ctx, cfg, time.Minute); err != nil {
 			return fmt.Errorf("installing CRDs: %w", err)
@@ -94,8 +106,12 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 		LeaderElection:          opts.LeaderElection,
 		LeaderElectionID:        "skiff-controller-leader",
 		LeaderElectionNamespace: opts.Namespace,
+		LeaseDuration:           durationOrNil(opts.LeaseDuration),
+		RenewDeadline:           durationOrNil(opts.RenewDeadline),
+		RetryPeriod:             durationOrNil(opts.RetryPeriod),
 		Cache: cache.Options{
-			DefaultNamespaces: nil, // all namespaces: Rollouts live next to their workloads
+			// All namespaces unless namespaced: Rollouts live next to their workloads.
+			DefaultNamespaces: watchedNamespaces(opts),
 			// No controller reads managedFields from the cache (writes are
 			// merge patches or applies computed from spec and status), and
 			// they are a large part of an Application's size.
@@ -139,7 +155,7 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 		return err
 	}
 	rollouts := &rolloutcontroller.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(),
-		Recorder: events.Recorder("rollouts-controller"), Notifier: rolloutNotifier}
+		Recorder: events.Recorder("rollouts-controller"), Notifier: rolloutNotifier, Namespace: managedNamespace(opts)}
 	if err := rollouts.SetupWithManager(mgr); err != nil {
 		return err
 	}
@@ -160,6 +176,31 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 		return fmt.Errorf("running controller manager: %w", err)
 	}
 	return nil
+}
+
+// managedNamespace is the one namespace a namespaced Skiff manages; ""
+// for a cluster-wide one.
+func managedNamespace(opts Options) string {
+	if opts.Namespaced {
+		return opts.Namespace
+	}
+	return ""
+}
+
+// watchedNamespaces are the manager cache's namespaces: nil for all.
+func watchedNamespaces(opts Options) map[string]cache.Config {
+	if !opts.Namespaced {
+		return nil
+	}
+	return map[string]cache.Config{opts.Namespace: {}}
+}
+
+// durationOrNil is d, or nil for controller-runtime's default when 0.
+func durationOrNil(d time.Duration) *time.Duration {
+	if d == 0 {
+		return nil
+	}
+	return &d
 }
 
 // clientConfig sets the rate limits and compression of Skiff's API
@@ -207,11 +248,21 @@ func addConfigCache(mgr ctrl.Manager, namespace string) (cache.Cache, error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating the cache of %s's settings: %w", namespace, err)
 	}
-	if err := mgr.Add(configCache); err != nil {
+	if err := mgr.Add(onEveryReplica{configCache}); err != nil {
 		return nil, err
 	}
 	return configCache, nil
 }
+
+// onEveryReplica is a cache that runs on every replica, leading or not:
+// the API server of each reads its settings from it. A cache limited to
+// namespaces does not say whether it needs the lease, which makes
+// controller-runtime start it on the leader only, and a standby would
+// never be ready nor able to log anyone in.
+type onEveryReplica struct{ cache.Cache }
+
+// NeedLeaderElection implements manager.LeaderElectionRunnable.
+func (onEveryReplica) NeedLeaderElection() bool { return false }
 
 // addApplicationController wires the repo server, the cluster cache and the
 // sync engine into the Application controller.
@@ -223,7 +274,7 @@ func addApplicationController(mgr ctrl.Manager, cfg *rest.Config, opts Options, 
 	if err != nil {
 		return nil, err
 	}
-	live, err := clustercache.New(cfg, clustercache.Options{Health: health.StatusText})
+	live, err := clustercache.New(cfg, clustercache.Options{Health: health.StatusText, Namespace: managedNamespace(opts)})
 	if err != nil {
 		return nil, err
 	}
@@ -259,12 +310,13 @@ func addApplicationController(mgr ctrl.Manager, cfg *rest.Config, opts Options, 
 	}
 	// Comparisons and syncs ask every object's scope; see kubeclient.
 	r := &application.Reconciler{
-		Schemas:   crdschema.New(dyn, mgr.GetRESTMapper()),
-		Client:    kubeclient.NewScopeMemo(applications.Writes(mgr.GetClient())),
-		APIReader: mgr.GetAPIReader(),
-		Namespace: opts.Namespace,
-		Repo:      repo,
-		Cache:     live,
+		Schemas:          crdschema.New(dyn, mgr.GetRESTMapper()),
+		Client:           kubeclient.NewScopeMemo(applications.Writes(mgr.GetClient())),
+		APIReader:        mgr.GetAPIReader(),
+		Namespace:        opts.Namespace,
+		ManagedNamespace: managedNamespace(opts),
+		Repo:             repo,
+		Cache:            live,
 		Engine: &syncengine.Engine{Client: kubeclient.NewScopeMemo(direct), Health: func(u *unstructured.Unstructured) (v1alpha1.HealthStatusCode, string) {
 			res := health.Assess(u)
 			return res.Status, res.Message

@@ -207,7 +207,7 @@ func (h *harness) waitInitialPassword() string {
 		if len(secret.Data["password"]) == 0 {
 			return fmt.Errorf("%s has no password", InitialAdminSecretName)
 		}
-		// argocd-secret is written right after it.
+		// argocd-secret is written before it (see bootstrap); read it too.
 		var main corev1.Secret
 		if err := h.k8s.Get(context.Background(), types.NamespacedName{Namespace: h.ns, Name: SecretName}, &main); err != nil {
 			return err

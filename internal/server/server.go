@@ -111,6 +111,8 @@ type Server struct {
 	userLimiter        *failureLimiter // local accounts' failed logins
 	unknownUserLimiter *failureLimiter // those of names without an account
 	ipLimiter          *failureLimiter
+	bootstrapMu        sync.Mutex
+	unsavedPassword    string // the generated admin password argocd-secret holds the hash of, until argocd-initial-admin-secret holds it
 	settingsMu         sync.Mutex
 	parsed             *settings // the settings of parsedVersion (argocd-cm/argocd-secret resourceVersions)
 	parsedVersion      string

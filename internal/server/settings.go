@@ -66,7 +66,23 @@ func (s *Server) loadSettings(ctx context.Context) (*settings, error) {
 // admin account has no password, generates one as Argo CD does: its bcrypt
 // hash goes to argocd-secret and its clear text to argocd-initial-admin-secret.
 // It reads and writes through the API directly (the cache may not run yet).
+//
+// Replicas that start together race here. argocd-secret is written first,
+// under an optimistic lock (a create, or an update of the version read),
+// so one replica wins; the others fail, and their next attempt finds what
+// the winner wrote. Only the winner then stores its clear password: a
+// loser that stored its own first would leave a password that matches no
+// hash. Until that store succeeds the password is kept here and the next
+// attempt stores it.
 func (s *Server) bootstrap(ctx context.Context) error {
+	s.bootstrapMu.Lock()
+	defer s.bootstrapMu.Unlock()
+	if s.unsavedPassword != "" {
+		if err := s.storeInitialPassword(ctx, s.unsavedPassword); err != nil {
+			return err
+		}
+		s.unsavedPassword = ""
+	}
 	var cm corev1.ConfigMap
 	if err := s.APIReader.Get(ctx, types.NamespacedName{Namespace: s.Namespace, Name: ConfigMapName}, &cm); client.IgnoreNotFound(err) != nil {
 		return fmt.Errorf("reading %s: %w", ConfigMapName, err)
@@ -113,13 +129,6 @@ func (s *Server) bootstrap(ctx context.Context) error {
 	if !changed {
 		return nil
 	}
-	// The initial password is stored first: if writing argocd-secret fails
-	// afterwards, the next start generates a new one and overwrites it.
-	if clearPassword != "" {
-		if err := s.storeInitialPassword(ctx, clearPassword); err != nil {
-			return err
-		}
-	}
 	if exists {
 		err = s.Client.Update(ctx, &secret)
 	} else {
@@ -127,6 +136,13 @@ func (s *Server) bootstrap(ctx context.Context) error {
 	}
 	if err != nil {
 		return fmt.Errorf("writing %s: %w", SecretName, err)
+	}
+	if clearPassword == "" {
+		return nil
+	}
+	if err := s.storeInitialPassword(ctx, clearPassword); err != nil {
+		s.unsavedPassword = clearPassword
+		return err
 	}
 	return nil
 }

@@ -83,7 +83,7 @@ func (r *Reconciler) compare(ctx context.Context, app *v1alpha1.Application, har
 	app.Status.SourceTypes, app.Status.SourceType = sourceTypes(app)
 
 	desired := appops.DefaultNamespaces(resp.Manifests, app.Spec.Destination.Namespace, r.Client.IsObjectNamespaced)
-	if violations := projectViolations(proj, app, desired); violations != "" {
+	if violations := projectViolations(proj, app, desired, r.ManagedNamespace); violations != "" {
 		conds.set(v1alpha1.ApplicationConditionInvalidSpecError, violations)
 	}
 

@@ -71,10 +71,14 @@ type Reconciler struct {
 	APIReader client.Reader
 	// Namespace holds the Applications and AppProjects Skiff serves.
 	Namespace string
-	Repo      *reposerver.Server
-	Cache     *clustercache.Cache
-	Engine    *syncengine.Engine
-	Recorder  events.EventRecorder
+	// ManagedNamespace, when set (skiff server --namespaced), is the only
+	// namespace apps may deploy to: an app with another destination or a
+	// cluster-scoped object gets an InvalidSpecError and is not synced.
+	ManagedNamespace string
+	Repo             *reposerver.Server
+	Cache            *clustercache.Cache
+	Engine           *syncengine.Engine
+	Recorder         events.EventRecorder
 	// Schemas gives custom resources' defaults to comparisons; nil means
 	// those of the CRDs Skiff ships only.
 	Schemas diff.Schemas
@@ -533,6 +537,9 @@ func (r *Reconciler) validate(ctx context.Context, app *v1alpha1.Application) (*
 	})
 	if err != nil {
 		return nil, err.Error()
+	}
+	if msg := destinationOutOfScope(r.ManagedNamespace, app.Spec.Destination.Namespace); msg != "" {
+		return nil, msg
 	}
 	return proj, ""
 }

@@ -161,7 +161,7 @@ func (r *Reconciler) sync(ctx context.Context, app *v1alpha1.Application, resume
 		syncResult.Source, syncResult.Revision = srcs[0], resp.Revisions[0]
 	}
 	desired := appops.DefaultNamespaces(resp.Manifests, app.Spec.Destination.Namespace, r.Client.IsObjectNamespaced)
-	if violations := projectViolations(proj, app, desired); violations != "" {
+	if violations := projectViolations(proj, app, desired, r.ManagedNamespace); violations != "" {
 		return syncengine.Result{}, syncResult, fmt.Errorf("%s", violations)
 	}
 
@@ -224,6 +224,10 @@ func applyOutOfSyncOnly(app *v1alpha1.Application, opts syncengine.Options) bool
 func (r *Reconciler) namespaceExists(ns string) bool {
 	if ns == "" || r.Cache == nil {
 		return false
+	}
+	if ns == r.ManagedNamespace {
+		// Skiff runs there; a namespaced install cannot read Namespaces.
+		return true
 	}
 	_, ok := r.Cache.Get(clustercache.ResourceKey{Kind: "Namespace", Name: ns})
 	return ok

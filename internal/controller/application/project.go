@@ -33,10 +33,15 @@ func (r *Reconciler) project(ctx context.Context, app *v1alpha1.Application) (*v
 	return proj, nil
 }
 
-// projectViolations lists the desired objects proj does not permit.
-func projectViolations(proj *v1alpha1.AppProject, app *v1alpha1.Application, desired []*unstructured.Unstructured) string {
+// projectViolations lists the desired objects proj does not permit, and
+// those out of a namespaced install's scope (managed, see objectOutOfScope).
+func projectViolations(proj *v1alpha1.AppProject, app *v1alpha1.Application, desired []*unstructured.Unstructured, managed string) string {
 	var msgs []string
 	for _, obj := range desired {
+		if msg := objectOutOfScope(managed, obj); msg != "" {
+			msgs = append(msgs, msg)
+			continue
+		}
 		gvk := obj.GroupVersionKind()
 		namespaced := obj.GetNamespace() != ""
 		if err := project.CheckResource(proj, gvk.Group, gvk.Kind, namespaced); err != nil {

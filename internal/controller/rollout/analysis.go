@@ -313,6 +313,9 @@ func (p *pass) analysisTemplates(ctx context.Context, refs []v1alpha1.AnalysisTe
 		var obj client.Object
 		kind := "AnalysisTemplate"
 		key := client.ObjectKey{Namespace: p.ro.Namespace, Name: ref.TemplateName}
+		if ref.ClusterScope && p.r.Namespace != "" {
+			return nil, nil, &invalidAnalysisError{msg: fmt.Sprintf("%s: Invalid value: %q: ClusterAnalysisTemplate is cluster-scoped: this Skiff is a namespaced install and reads only namespace %s", refField, ref.TemplateName, p.r.Namespace)}
+		}
 		if ref.ClusterScope {
 			kind, key.Namespace = "ClusterAnalysisTemplate", ""
 			t := &v1alpha1.ClusterAnalysisTemplate{}

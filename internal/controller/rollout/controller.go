@@ -83,6 +83,11 @@ type Reconciler struct {
 	Now func() time.Time
 	// Workers sizes the work queue; default 10.
 	Workers int
+	// Namespace, when set (skiff server --namespaced), is the only
+	// namespace whose ReplicaSets the controller's own cache holds, and
+	// ClusterAnalysisTemplates, being cluster-scoped, are not watched. The
+	// manager's cache must be limited to it as well.
+	Namespace string
 
 	// replicaSets reads the cache of the ReplicaSets Rollouts made.
 	replicaSets client.Reader
@@ -118,10 +123,15 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err != nil {
 		return fmt.Errorf("setting up the Rollout controller: %w", err)
 	}
+	var namespaces map[string]cache.Config
+	if r.Namespace != "" {
+		namespaces = map[string]cache.Config{r.Namespace: {}}
+	}
 	replicaSets, err := cache.New(mgr.GetConfig(), cache.Options{
-		Scheme:           mgr.GetScheme(),
-		Mapper:           mgr.GetRESTMapper(),
-		DefaultTransform: cache.TransformStripManagedFields(),
+		DefaultNamespaces: namespaces,
+		Scheme:            mgr.GetScheme(),
+		Mapper:            mgr.GetRESTMapper(),
+		DefaultTransform:  cache.TransformStripManagedFields(),
 		ByObject: map[client.Object]cache.ByObject{
 			&appsv1.ReplicaSet{}: {Label: labels.NewSelector().Add(*rolloutMade)},
 		},
@@ -136,7 +146,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	// rollout_info and analysis_run_info read the manager's cache at
 	// each scrape.
 	rolloutmetrics.Serve(mgr.GetCache(), mgr.Elected())
-	err = ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		Named("rollout").
 		For(&v1alpha1.Rollout{}).
 		WatchesRawSource(source.Kind(replicaSets, &appsv1.ReplicaSet{},
@@ -145,10 +155,11 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&corev1.Service{}, handler.EnqueueRequestsFromMapFunc(r.rolloutsOfService)).
 		WatchesMetadata(&appsv1.Deployment{}, handler.EnqueueRequestsFromMapFunc(r.rolloutsOfDeployment)).
 		Watches(&v1alpha1.AnalysisTemplate{}, handler.EnqueueRequestsFromMapFunc(r.rolloutsOfTemplate)).
-		Watches(&v1alpha1.ClusterAnalysisTemplate{}, handler.EnqueueRequestsFromMapFunc(r.rolloutsOfTemplate)).
-		WithOptions(controller.Options{MaxConcurrentReconciles: r.Workers}).
-		Complete(r)
-	if err != nil {
+		WithOptions(controller.Options{MaxConcurrentReconciles: r.Workers})
+	if r.Namespace == "" {
+		b = b.Watches(&v1alpha1.ClusterAnalysisTemplate{}, handler.EnqueueRequestsFromMapFunc(r.rolloutsOfTemplate))
+	}
+	if err := b.Complete(r); err != nil {
 		return fmt.Errorf("setting up the Rollout controller: %w", err)
 	}
 	return nil

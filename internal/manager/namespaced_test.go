@@ -1,0 +1,286 @@
+package manager
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/skiffcd/skiff/api/v1alpha1"
+	"github.com/skiffcd/skiff/internal/server"
+	"github.com/skiffcd/skiff/internal/testcluster"
+	"github.com/skiffcd/skiff/internal/testgit"
+	"github.com/skiffcd/skiff/internal/testwait"
+)
+
+// forbiddenLog records the requests the API server refused with 403.
+type forbiddenLog struct {
+	mu       sync.Mutex
+	requests []string
+}
+
+func (l *forbiddenLog) wrap(rt http.RoundTripper) http.RoundTripper {
+	return roundTripFunc(func(req *http.Request) (*http.Response, error) {
+		resp, err := rt.RoundTrip(req)
+		if err == nil && resp.StatusCode == http.StatusForbidden {
+			l.mu.Lock()
+			l.requests = append(l.requests, req.Method+" "+req.URL.Path+"?"+req.URL.RawQuery)
+			l.mu.Unlock()
+		}
+		return resp, err
+	})
+}
+
+func (l *forbiddenLog) list() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]string(nil), l.requests...)
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
+
+// namespacedIdentity creates a ServiceAccount whose only rights are the
+// Role of testdata/namespaced-role.yaml in ns, and returns a config that
+// reaches the API server as it, with a token from the TokenRequest API.
+func namespacedIdentity(t *testing.T, ns string) *rest.Config {
+	t.Helper()
+	ctx := context.Background()
+	c := cluster.Client(t)
+	role := &rbacv1.Role{}
+	testcluster.ReadYAML(t, "testdata/namespaced-role.yaml", role, ns)
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "skiff", Namespace: ns}}
+	binding := &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "skiff", Namespace: ns},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: role.Name},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: sa.Name, Namespace: ns}},
+	}
+	for _, obj := range []client.Object{role, sa, binding} {
+		if err := c.Create(ctx, obj); err != nil {
+			t.Fatal(err)
+		}
+	}
+	token, err := kubernetes.NewForConfigOrDie(cluster.Config).CoreV1().ServiceAccounts(ns).CreateToken(ctx, sa.Name,
+		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](3600)}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := rest.AnonymousClientConfig(cluster.Config)
+	cfg.BearerToken = token.Status.Token
+	return cfg
+}
+
+// `skiff server --namespaced` runs with only a Role in its namespace: an
+// app deploying there syncs and turns Healthy; an app deploying to another
+// namespace, and one whose render holds a cluster-scoped object, get an
+// InvalidSpecError naming what is out of scope, and a sync of the latter
+// applies nothing. Nothing Skiff asks the API server is refused.
+func TestNamespacedServerRunsWithARoleOnly(t *testing.T) {
+	ctx := context.Background()
+	ns, other := cluster.Namespace(t), cluster.Namespace(t)
+	admin := cluster.Client(t)
+	cfg := namespacedIdentity(t, ns)
+	forbidden := &forbiddenLog{}
+	cfg.WrapTransport = forbidden.wrap
+
+	ctrl.SetLogger(logr.Discard())
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	runCtx, stop := context.WithCancel(ctx)
+	exited := make(chan error, 1)
+	go func() {
+		exited <- Run(runCtx, cfg, Options{
+			Namespace: ns, Namespaced: true, LeaderElection: true,
+			MetricsAddr: "0", HealthAddr: "0", CacheDir: t.TempDir(), RefreshPeriod: 3 * time.Second,
+			API: server.Options{Addr: ln.Addr().String(), Listener: ln, Insecure: true},
+		})
+	}()
+	t.Cleanup(func() {
+		stop()
+		select {
+		case err := <-exited:
+			if err != nil {
+				t.Errorf("manager: %v", err)
+			}
+		case <-time.After(30 * time.Second):
+			t.Error("the manager did not stop within 30 s")
+		}
+	})
+
+	repo := testgit.New(t)
+	files := testgit.Dir(t, "../controller/application/testdata/guestbook", "guestbook")
+	// A blue-green Rollout: the Rollout controller's caches and writes
+	// work with the Role too.
+	for _, name := range []string{"rollout-bg-test.yml", "rollout-service.yml"} {
+		data, err := os.ReadFile("../controller/rollout/testdata/" + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files["rollout/"+name] = string(data)
+	}
+	for name, data := range testgit.Dir(t, "testdata/with-cluster-role", "with-cluster-role") {
+		files[name] = data
+	}
+	repo.Commit(files)
+	newApp := func(name, path, dest string, automated bool) *v1alpha1.Application {
+		app := &v1alpha1.Application{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+			Spec: v1alpha1.ApplicationSpec{
+				Project:     "default",
+				Source:      &v1alpha1.ApplicationSource{RepoURL: repo.URL(), Path: path, TargetRevision: "HEAD"},
+				Destination: v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: dest},
+			},
+		}
+		if automated {
+			app.Spec.SyncPolicy = &v1alpha1.SyncPolicy{Automated: &v1alpha1.SyncPolicyAutomated{}}
+		}
+		if err := admin.Create(ctx, app); err != nil {
+			t.Fatal(err)
+		}
+		return app
+	}
+	inScope := newApp("guestbook", "guestbook", ns, true)
+	rollout := newApp("rollout", "rollout", ns, true)
+	elsewhere := newApp("elsewhere", "guestbook", other, true)
+	clusterScoped := newApp("cluster-scoped", "with-cluster-role", ns, false)
+
+	waitApp(t, admin, inScope, "Synced and Healthy", func(app *v1alpha1.Application) error {
+		if app.Status.Sync.Status != v1alpha1.SyncStatusCodeSynced || app.Status.Health.Status != v1alpha1.HealthStatusHealthy {
+			return fmt.Errorf("%s/%s", app.Status.Sync.Status, app.Status.Health.Status)
+		}
+		return nil
+	})
+	// Healthy once the Rollout's pods are up and the active Service points
+	// at them. The app stays OutOfSync (the Rollout's defaulted port
+	// protocol, the Service's added selector), as in a cluster-wide install.
+	waitApp(t, admin, rollout, "synced once and Healthy", func(app *v1alpha1.Application) error {
+		if op := app.Status.OperationState; op == nil || op.Phase != v1alpha1.OperationSucceeded || app.Status.Health.Status != v1alpha1.HealthStatusHealthy {
+			return fmt.Errorf("health %s", app.Status.Health.Status)
+		}
+		return nil
+	})
+	waitApp(t, admin, elsewhere, "an InvalidSpecError about its destination", conditionSays(v1alpha1.ApplicationConditionInvalidSpecError,
+		`spec.destination.namespace "`+other+`": this Skiff is a namespaced install and manages only namespace `+ns))
+	clusterRoleMessage := "rbac.authorization.k8s.io/ClusterRole skiff-namespaced-test-reader is cluster-scoped: this Skiff is a namespaced install and manages only namespace " + ns
+	app := waitApp(t, admin, clusterScoped, "an InvalidSpecError about the ClusterRole", conditionSays(v1alpha1.ApplicationConditionInvalidSpecError, clusterRoleMessage))
+
+	patch := client.MergeFrom(app.DeepCopy())
+	app.Operation = &v1alpha1.Operation{Sync: &v1alpha1.SyncOperation{}, InitiatedBy: v1alpha1.OperationInitiator{Username: "test"}}
+	if err := admin.Patch(ctx, app, patch); err != nil {
+		t.Fatal(err)
+	}
+	waitApp(t, admin, clusterScoped, "the sync to fail on the ClusterRole", func(app *v1alpha1.Application) error {
+		op := app.Status.OperationState
+		if op == nil || op.Phase == v1alpha1.OperationRunning || !strings.Contains(op.Message, clusterRoleMessage) {
+			return errors.New("no failed operation naming the ClusterRole yet")
+		}
+		return nil
+	})
+	var beside corev1.ConfigMap
+	if err := admin.Get(ctx, client.ObjectKey{Namespace: ns, Name: "beside-the-cluster-role"}, &beside); !apierrors.IsNotFound(err) {
+		t.Errorf("the ConfigMap of the refused sync: %v, want not found", err)
+	}
+	var role rbacv1.ClusterRole
+	if err := admin.Get(ctx, client.ObjectKey{Name: "skiff-namespaced-test-reader"}, &role); !apierrors.IsNotFound(err) {
+		t.Errorf("the ClusterRole after the refused sync: %v, want not found", err)
+	}
+	if refused := forbidden.list(); len(refused) > 0 {
+		t.Errorf("the API server refused %d requests of the namespaced Skiff:\n%s", len(refused), strings.Join(refused, "\n"))
+	}
+	// An analysis of a ClusterAnalysisTemplate, which the namespaced
+	// install may not read, makes the Rollout InvalidSpec.
+	ro := &v1alpha1.Rollout{}
+	testcluster.ReadYAML(t, "../controller/rollout/testdata/rollout-bg-test-analysis.yml", ro, ns)
+	ro.Spec.Strategy.BlueGreen.PostPromotionAnalysis.Templates[0].ClusterScope = true
+	svc := &corev1.Service{}
+	testcluster.ReadYAML(t, "../controller/rollout/testdata/rollout-active-service-analysis.yml", svc, ns)
+	for _, obj := range []client.Object{svc, ro} {
+		if err := admin.Create(ctx, obj); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The first revision runs no analysis; the second does.
+	testwait.Eventually(t, "the Rollout's first revision to complete", func() error {
+		if err := admin.Get(ctx, client.ObjectKeyFromObject(ro), ro); err != nil {
+			return err
+		}
+		if ro.Status.Phase != v1alpha1.RolloutPhaseHealthy {
+			return fmt.Errorf("phase %s", ro.Status.Phase)
+		}
+		return nil
+	}, testwait.Timeout(90*time.Second), testwait.Interval(250*time.Millisecond))
+	update := client.MergeFrom(ro.DeepCopy())
+	ro.Spec.Template.Spec.Containers[0].Image = "nginx:1.27"
+	if err := admin.Patch(ctx, ro, update); err != nil {
+		t.Fatal(err)
+	}
+	testwait.Eventually(t, "the Rollout to be InvalidSpec for its ClusterAnalysisTemplate", func() error {
+		if err := admin.Get(ctx, client.ObjectKeyFromObject(ro), ro); err != nil {
+			return err
+		}
+		for _, c := range ro.Status.Conditions {
+			if c.Type == v1alpha1.InvalidSpec && strings.Contains(c.Message, "ClusterAnalysisTemplate is cluster-scoped: this Skiff is a namespaced install and reads only namespace "+ns) {
+				return nil
+			}
+		}
+		return fmt.Errorf("conditions %+v", ro.Status.Conditions)
+	}, testwait.Timeout(90*time.Second), testwait.Interval(250*time.Millisecond))
+
+	var initial corev1.Secret
+	testwait.Eventually(t, "the API server's initial admin password", func() error {
+		return admin.Get(ctx, client.ObjectKey{Namespace: ns, Name: server.InitialAdminSecretName}, &initial)
+	})
+}
+
+// waitApp reads the Application until check passes (up to 90 s) and
+// returns it.
+func waitApp(t *testing.T, c client.Client, app *v1alpha1.Application, what string, check func(*v1alpha1.Application) error) *v1alpha1.Application {
+	t.Helper()
+	got := &v1alpha1.Application{}
+	testwait.Eventually(t, app.Name+": "+what, func() error {
+		if err := c.Get(context.Background(), client.ObjectKeyFromObject(app), got); err != nil {
+			return err
+		}
+		if err := check(got); err != nil {
+			status, _ := yaml.Marshal(got.Status)
+			return fmt.Errorf("%w; status:\n%s", err, status)
+		}
+		return nil
+	}, testwait.Timeout(90*time.Second), testwait.Interval(250*time.Millisecond))
+	return got
+}
+
+// conditionSays checks that the app has a condition of type kind whose
+// message contains msg.
+func conditionSays(kind v1alpha1.ApplicationConditionType, msg string) func(*v1alpha1.Application) error {
+	return func(app *v1alpha1.Application) error {
+		for _, c := range app.Status.Conditions {
+			if c.Type == kind && strings.Contains(c.Message, msg) {
+				return nil
+			}
+		}
+		return fmt.Errorf("no %s saying %q", kind, msg)
+	}
+}
