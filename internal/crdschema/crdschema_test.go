@@ -135,7 +135,7 @@ func TestDefaultsWithoutTheCluster(t *testing.T) {
 		gvk  schema.GroupVersionKind
 		want bool
 	}{
-		"a built-in kind has no CRD and is not looked up": {gvk: schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}},
+		"a built-in kind has no CRD and is not looked up":              {gvk: schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}},
 		"an argoproj.io kind gets the defaults of the CRD Skiff ships": {gvk: rollout, want: true},
 		"another custom kind gets none":                                {gvk: schema.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "Gateway"}},
 	} {
