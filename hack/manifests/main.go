@@ -5,8 +5,9 @@
 //
 // It copies the CRDs that `make generate` writes to config/crd/bases into
 // manifests/crds (so `kubectl apply -k manifests/cluster-install` works from
-// a checkout), then builds each overlay with krusty, the image tag set to
-// -image-tag:
+// a checkout) and, with the RBAC rules, into the Helm chart
+// (charts/skiff/files), then builds each overlay with krusty, the image tag
+// set to -image-tag:
 //
 //	manifests/cluster-install   -> manifests/install.yaml
 //	manifests/namespace-install -> manifests/namespace-install.yaml
@@ -45,8 +46,22 @@ var outputs = map[string]string{
 
 const (
 	crdSource = "config/crd/bases"
-	crdCopy   = "manifests/crds"
+	// crdCopy is the kustomize copy of the CRDs, with a kustomization.
+	crdCopy = "manifests/crds"
+	// chartCRDs is the Helm chart's copy, which templates/crds.yaml reads.
+	chartCRDs = "charts/skiff/files/crds"
 )
+
+// chartCopies are the sources the Helm chart reads as they are: the RBAC
+// rules, kept in one place.
+var chartCopies = map[string]string{
+	"manifests/base/role.yaml":                "charts/skiff/files/rbac/role.yaml",
+	"manifests/cluster-rbac/clusterrole.yaml": "charts/skiff/files/rbac/clusterrole.yaml",
+}
+
+// crdCopies are the directories that hold nothing but copied CRDs (and
+// crdCopy's kustomization).
+var crdCopies = []string{crdCopy, chartCRDs}
 
 func main() {
 	root := flag.String("root", ".", "the repository's root")
@@ -77,11 +92,19 @@ func main() {
 }
 
 // Generate returns every file the command owns, by path relative to root:
-// the CRD copies with their kustomization, and the built manifests.
+// the CRD copies with their kustomization, the chart's copies of the RBAC
+// rules, and the built manifests.
 func Generate(root, tag string) (map[string][]byte, error) {
 	files, err := crdFiles(root)
 	if err != nil {
 		return nil, err
+	}
+	for from, to := range chartCopies {
+		data, err := os.ReadFile(filepath.Join(root, from))
+		if err != nil {
+			return nil, err
+		}
+		files[to] = data
 	}
 	mem := filesys.MakeFsInMemory()
 	if err := copyTree(root, "manifests", mem); err != nil {
@@ -118,8 +141,8 @@ func Generate(root, tag string) (map[string][]byte, error) {
 	return files, nil
 }
 
-// crdFiles copies config/crd/bases into manifests/crds and lists them in a
-// kustomization.
+// crdFiles copies config/crd/bases into crdCopies and lists them in
+// crdCopy's kustomization.
 func crdFiles(root string) (map[string][]byte, error) {
 	entries, err := os.ReadDir(filepath.Join(root, crdSource))
 	if err != nil {
@@ -135,7 +158,9 @@ func crdFiles(root string) (map[string][]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		files[path.Join(crdCopy, e.Name())] = data
+		for _, dir := range crdCopies {
+			files[path.Join(dir, e.Name())] = data
+		}
 		names = append(names, e.Name())
 	}
 	if len(names) == 0 {
@@ -191,21 +216,23 @@ func Stale(root string, files map[string][]byte) ([]string, error) {
 	return stale, nil
 }
 
-// extraCRDCopies lists the files in manifests/crds that Generate did not
+// extraCRDCopies lists the files in crdCopies that Generate did not
 // produce: CRDs removed from config/crd/bases.
 func extraCRDCopies(root string, files map[string][]byte) ([]string, error) {
-	entries, err := os.ReadDir(filepath.Join(root, crdCopy))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
 	var extra []string
-	for _, e := range entries {
-		rel := path.Join(crdCopy, e.Name())
-		if _, ok := files[rel]; !ok {
-			extra = append(extra, rel)
+	for _, dir := range crdCopies {
+		entries, err := os.ReadDir(filepath.Join(root, dir))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range entries {
+			rel := path.Join(dir, e.Name())
+			if _, ok := files[rel]; !ok {
+				extra = append(extra, rel)
+			}
 		}
 	}
 	return extra, nil
