@@ -232,10 +232,12 @@ func startServer(t *testing.T, kubeconfig string, args []string, health string) 
 		}
 	})
 	client := &http.Client{Timeout: 2 * time.Second}
+	gone := false
 	testwait.Eventually(t, "skiff server ready at "+health, func() error {
 		select {
 		case <-exited:
-			return fmt.Errorf("exited:\n%s", out)
+			gone = true // no use waiting
+			return nil
 		default:
 		}
 		resp, err := client.Get("http://" + health + "/readyz")
@@ -248,6 +250,9 @@ func startServer(t *testing.T, kubeconfig string, args []string, health string) 
 		}
 		return nil
 	}, testwait.Timeout(2*time.Minute), testwait.Interval(200*time.Millisecond))
+	if gone {
+		t.Fatalf("skiff server %v exited before it was ready", args)
+	}
 	return out
 }
 
