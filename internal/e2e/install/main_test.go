@@ -79,6 +79,24 @@ func kubectl(t *testing.T, args ...string) string {
 	return string(out)
 }
 
+// kubectlAnswer runs kubectl as the cluster admin for its output, which
+// a failure exit does not make an error (kubectl auth can-i exits 1 on "no").
+func kubectlAnswer(t *testing.T, args ...string) string {
+	t.Helper()
+	bin, err := testcluster.KubectlBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, bin, append([]string{"--kubeconfig", cluster.Kubeconfig}, args...)...).Output()
+	var exit *exec.ExitError
+	if err != nil && !errors.As(err, &exit) {
+		t.Fatalf("kubectl %s: %v", strings.Join(args, " "), err)
+	}
+	return string(out)
+}
+
 // applyManifest creates namespace (when missing) and applies a generated
 // manifest into it server-side, then waits for its CRDs to be served.
 func applyManifest(t *testing.T, file, namespace string) {
