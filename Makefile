@@ -89,6 +89,18 @@ verify-generate: generate ## Fail when generated files differ from what is commi
 		git status --porcelain -- api config/crd; git diff --stat -- api config/crd; exit 1; \
 	fi
 
+# The image tag in the committed manifests; a release sets its version
+# (make manifests IMAGE_TAG=v1.2.3).
+IMAGE_TAG ?= latest
+
+.PHONY: manifests
+manifests: ## Regenerate manifests/install.yaml, namespace-install.yaml and ha/install.yaml from the kustomize tree under manifests/.
+	go run ./hack/manifests -image-tag $(IMAGE_TAG)
+
+.PHONY: verify-manifests
+verify-manifests: ## Fail when the generated manifests differ from what is committed.
+	go run ./hack/manifests -verify
+
 .PHONY: lint
 lint: $(STATICCHECK) ## gofmt, go vet, staticcheck and the import rules between layers (hack/layering).
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

@@ -341,7 +341,7 @@ func (c *Cluster) startAPIServer(ctx context.Context, bin string, etcdPort, port
 		return err
 	}
 	c.Kubeconfig = filepath.Join(c.Dir, "kubeconfig")
-	return writeKubeconfig(c.Kubeconfig, c.Config)
+	return WriteKubeconfig(c.Kubeconfig, c.Config)
 }
 
 // startController runs kube-controller-manager or kube-scheduler against the
@@ -431,7 +431,10 @@ func nodeResources() corev1.ResourceList {
 	}
 }
 
-func writeKubeconfig(path string, cfg *rest.Config) error {
+// WriteKubeconfig writes a kubeconfig that reaches cfg's API server with
+// its CA and bearer token: the cluster admin's, or a ServiceAccount's token
+// for a program that must run with that account's rights.
+func WriteKubeconfig(path string, cfg *rest.Config) error {
 	kc := clientcmdapi.NewConfig()
 	kc.Clusters["skiff"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData}
 	kc.AuthInfos["skiff-admin"] = &clientcmdapi.AuthInfo{Token: cfg.BearerToken}
