@@ -30,6 +30,7 @@ import (
 	rolloutcontroller "github.com/skiffcd/skiff/internal/controller/rollout"
 	"github.com/skiffcd/skiff/internal/crds"
 	"github.com/skiffcd/skiff/internal/crdschema"
+	"github.com/skiffcd/skiff/internal/diff"
 	"github.com/skiffcd/skiff/internal/eventrecorder"
 	"github.com/skiffcd/skiff/internal/health"
 	"github.com/skiffcd/skiff/internal/kubeclient"
@@ -187,6 +188,20 @@ func managedNamespace(opts Options) string {
 	return ""
 }
 
+// crdSchemas gives comparisons the defaults of the cluster's CRDs. A
+// namespaced install may not read CRDs (cluster-scoped): it uses those of
+// the CRDs Skiff ships (nil).
+func crdSchemas(cfg *rest.Config, mgr ctrl.Manager, opts Options) (diff.Schemas, error) {
+	if opts.Namespaced {
+		return nil, nil
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("building the CRD reader: %w", err)
+	}
+	return crdschema.New(dyn, mgr.GetRESTMapper()), nil
+}
+
 // watchedNamespaces are the manager cache's namespaces: nil for all.
 func watchedNamespaces(opts Options) map[string]cache.Config {
 	if !opts.Namespaced {
@@ -304,13 +319,13 @@ func addApplicationController(mgr ctrl.Manager, cfg *rest.Config, opts Options, 
 	if err != nil {
 		return nil, fmt.Errorf("building the sync client: %w", err)
 	}
-	dyn, err := dynamic.NewForConfig(cfg)
+	schemas, err := crdSchemas(cfg, mgr, opts)
 	if err != nil {
-		return nil, fmt.Errorf("building the CRD reader: %w", err)
+		return nil, err
 	}
 	// Comparisons and syncs ask every object's scope; see kubeclient.
 	r := &application.Reconciler{
-		Schemas:          crdschema.New(dyn, mgr.GetRESTMapper()),
+		Schemas:          schemas,
 		Client:           kubeclient.NewScopeMemo(applications.Writes(mgr.GetClient())),
 		APIReader:        mgr.GetAPIReader(),
 		Namespace:        opts.Namespace,

@@ -173,11 +173,13 @@ func TestNamespacedServerRunsWithARoleOnly(t *testing.T) {
 		return nil
 	})
 	// Healthy once the Rollout's pods are up and the active Service points
-	// at them. The app stays OutOfSync (the Rollout's defaulted port
-	// protocol, the Service's added selector), as in a cluster-wide install.
-	waitApp(t, admin, rollout, "synced once and Healthy", func(app *v1alpha1.Application) error {
-		if op := app.Status.OperationState; op == nil || op.Phase != v1alpha1.OperationSucceeded || app.Status.Health.Status != v1alpha1.HealthStatusHealthy {
-			return fmt.Errorf("health %s", app.Status.Health.Status)
+	// at them; Synced although the Rollout steers the Service's selector
+	// and the API server defaulted its pod template (with the defaults of
+	// the CRDs Skiff ships: a namespaced install cannot read CRDs).
+	waitApp(t, admin, rollout, "Synced and Healthy", func(app *v1alpha1.Application) error {
+		if op := app.Status.OperationState; op == nil || op.Phase != v1alpha1.OperationSucceeded ||
+			app.Status.Sync.Status != v1alpha1.SyncStatusCodeSynced || app.Status.Health.Status != v1alpha1.HealthStatusHealthy {
+			return fmt.Errorf("%s/%s", app.Status.Sync.Status, app.Status.Health.Status)
 		}
 		return nil
 	})

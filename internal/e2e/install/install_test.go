@@ -79,7 +79,7 @@ func TestClusterInstallDoesItsJobAsItsServiceAccount(t *testing.T) {
 	}
 
 	t.Run("the guestbook syncs, notifies and prunes", func(t *testing.T) {
-		waitSynced(t, c, guestbook, true)
+		waitSynced(t, c, guestbook)
 		extra := &corev1.ConfigMap{}
 		if err := c.Get(ctx, types.NamespacedName{Namespace: "guestbook", Name: "guestbook-extra"}, extra); err != nil {
 			t.Fatalf("the synced ConfigMap: %v", err)
@@ -105,11 +105,7 @@ func TestClusterInstallDoesItsJobAsItsServiceAccount(t *testing.T) {
 	})
 
 	t.Run("the blue-green Rollout promotes through its Job analysis", func(t *testing.T) {
-		// Not Synced: the Rollout controller's selector on the active
-		// Service and its writes to the Rollout show as differences to git
-		// (Argo CD's three-way diff ignores them); a diff matter, not a
-		// permission one.
-		waitSynced(t, c, bluegreen, false)
+		waitSynced(t, c, bluegreen)
 		key := types.NamespacedName{Namespace: "bluegreen", Name: "rollout-bg-test-analysis"}
 		var first string
 		testwait.Eventually(t, "the first revision Healthy", func() (err error) {
@@ -189,9 +185,9 @@ func refresh(t *testing.T, c client.Client, app *v1alpha1.Application) {
 	}
 }
 
-// waitSynced waits until app's sync operation succeeded and it is Healthy
-// and, when inSync, Synced with git.
-func waitSynced(t *testing.T, c client.Client, app *v1alpha1.Application, inSync bool) {
+// waitSynced waits until app's sync operation succeeded and it is Synced
+// with git and Healthy.
+func waitSynced(t *testing.T, c client.Client, app *v1alpha1.Application) {
 	t.Helper()
 	testwait.Eventually(t, app.Name+" synced and Healthy", func() error {
 		got := &v1alpha1.Application{}
@@ -199,7 +195,7 @@ func waitSynced(t *testing.T, c client.Client, app *v1alpha1.Application, inSync
 			return err
 		}
 		op := got.Status.OperationState
-		if (inSync && got.Status.Sync.Status != v1alpha1.SyncStatusCodeSynced) || got.Status.Health.Status != v1alpha1.HealthStatusHealthy ||
+		if got.Status.Sync.Status != v1alpha1.SyncStatusCodeSynced || got.Status.Health.Status != v1alpha1.HealthStatusHealthy ||
 			op == nil || op.Phase != v1alpha1.OperationSucceeded {
 			var outOfSync []string
 			for _, r := range got.Status.Resources {

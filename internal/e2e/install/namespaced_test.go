@@ -46,7 +46,7 @@ func TestNamespaceInstallManagesOnlyItsNamespace(t *testing.T) {
 	elsewhere := newApp("elsewhere", "guestbook", "default")
 	clusterScoped := newApp("cluster-scoped", "cluster", ns)
 
-	waitSynced(t, c, inside, true)
+	waitSynced(t, c, inside)
 	for app, says := range map[*v1alpha1.Application]string{
 		elsewhere:     `spec.destination.namespace "default": this Skiff is a namespaced install and manages only namespace ` + ns,
 		clusterScoped: "ClusterRole namespaced-install-test-reader is cluster-scoped: this Skiff is a namespaced install and manages only namespace " + ns,
