@@ -120,10 +120,13 @@ func buildBinaries(ctx context.Context, s spec, tags, dir string) ([]binary, err
 }
 
 // buildBinary compiles cmd/skiff for p into dir, static (CGO_ENABLED=0) and
-// reproducible (-trimpath, empty build ID).
+// reproducible (-trimpath, empty build ID, and no VCS stamp: in a git
+// checkout the go command would stamp the commit time and whether the tree
+// is modified, so a release tarball or a copy would build another binary;
+// the commit is in the linker flags).
 func buildBinary(ctx context.Context, s spec, tags, dir string, p v1.Platform) (binary, error) {
 	path := filepath.Join(dir, "skiff-"+platformName(p))
-	args := []string{"build", "-trimpath", "-ldflags", ldflags(s.version, s.commit), "-o", path}
+	args := []string{"build", "-trimpath", "-buildvcs=false", "-ldflags", ldflags(s.version, s.commit), "-o", path}
 	if tags != "" {
 		args = append(args, "-tags", tags)
 	}

@@ -15,7 +15,7 @@
 //
 // and prints the index's digest. The same sources, version, commit,
 // -source-date-epoch, CA certificates and Go toolchain give the same digest:
-// the binaries are built with -trimpath and an empty build ID, layers are
+// the binaries are built with -trimpath, -buildvcs=false and an empty build ID, layers are
 // written in a fixed order with fixed owners, and every timestamp (file
 // times, the config's and the labels' creation time) is the given epoch.
 //
