@@ -78,9 +78,10 @@ func (k *Kube) Get(ctx context.Context, name, refresh string) (*v1alpha1.Applica
 }
 
 // validate checks app as the API server and the controller do, reading
-// its project from the app's namespace.
+// its project from the app's namespace. Destinations resolve to the
+// in-cluster entry only until the CLI reads cluster Secrets.
 func (k *Kube) validate(ctx context.Context, app *v1alpha1.Application) error {
-	_, err := appops.Validate(ctx, app, reposerver.CachedProjects(k.Client, app.Namespace))
+	_, _, err := appops.Validate(ctx, app, reposerver.CachedProjects(k.Client, app.Namespace), nil)
 	return err
 }
 

@@ -136,12 +136,16 @@ func (r *Reconciler) sync(ctx context.Context, app *v1alpha1.Application, resume
 	if op == nil {
 		return syncengine.Result{}, nil, fmt.Errorf("only sync operations are supported")
 	}
-	proj, msg := r.validate(ctx, app)
+	proj, cluster, msg := r.validate(ctx, app)
 	if msg != "" {
 		return syncengine.Result{}, nil, fmt.Errorf("%s", msg)
 	}
-	if ok, reason := r.canSync(ctx, app); !ok {
+	if ok, reason := r.canSync(ctx, app, cluster); !ok {
 		return syncengine.Result{}, nil, fmt.Errorf("%s", reason)
+	}
+	tgt, err := r.useCluster(app.Name, cluster)
+	if err != nil {
+		return syncengine.Result{}, nil, err
 	}
 	srcs, pins := operationSources(app, op)
 	if resumed != nil {
@@ -160,8 +164,8 @@ func (r *Reconciler) sync(ctx context.Context, app *v1alpha1.Application, resume
 	} else {
 		syncResult.Source, syncResult.Revision = srcs[0], resp.Revisions[0]
 	}
-	desired := appops.DefaultNamespaces(resp.Manifests, app.Spec.Destination.Namespace, r.Client.IsObjectNamespaced)
-	if violations := projectViolations(proj, app, desired, r.ManagedNamespace); violations != "" {
+	desired := appops.DefaultNamespaces(resp.Manifests, app.Spec.Destination.Namespace, tgt.isNamespaced)
+	if violations := projectViolations(proj, app, desired, cluster, r.ManagedNamespace); violations != "" {
 		return syncengine.Result{}, syncResult, fmt.Errorf("%s", violations)
 	}
 
@@ -176,7 +180,7 @@ func (r *Reconciler) sync(ctx context.Context, app *v1alpha1.Application, resume
 	}
 	allowEmpty := app.Spec.SyncPolicy != nil && app.Spec.SyncPolicy.Automated != nil && app.Spec.SyncPolicy.Automated.AllowEmpty
 	plan, err := syncengine.NewPlan(syncengine.PlanInput{
-		Desired: desired, Live: r.Cache.AppObjects(app.Name), Options: opts,
+		Desired: desired, Live: tgt.cache.AppObjects(app.Name), Options: opts,
 		Prune: op.Prune, AllowEmpty: allowEmpty, Resources: selected,
 	})
 	if err != nil {
@@ -186,9 +190,9 @@ func (r *Reconciler) sync(ctx context.Context, app *v1alpha1.Application, resume
 	if resumed != nil {
 		recorded = resumed.Resources
 	}
-	result := r.Engine.Run(withAppRequests(ctx, app, op.DryRun), syncengine.Request{
+	result := tgt.engine.Run(withAppRequests(ctx, app, op.DryRun), syncengine.Request{
 		App: app.Name, Namespace: app.Spec.Destination.Namespace, Plan: plan, Options: opts, DryRun: op.DryRun,
-		NamespaceExists: r.namespaceExists(app.Spec.Destination.Namespace),
+		NamespaceExists: r.namespaceExists(tgt.cache, app.Spec.Destination.Namespace),
 		IsModified: func(desired, live *unstructured.Unstructured) bool {
 			modified, err := r.diffs.Modified(app.Name, clustercache.KeyOf(desired).String(), desired, live, diff.Options{IgnoreDifferences: app.Spec.IgnoreDifferences, Schemas: r.Schemas})
 			return err != nil || modified
@@ -220,16 +224,16 @@ func applyOutOfSyncOnly(app *v1alpha1.Application, opts syncengine.Options) bool
 	return app.Operation != nil && app.Operation.InitiatedBy.Automated && len(app.Spec.IgnoreDifferences) == 0
 }
 
-// namespaceExists reports whether the cluster cache has seen namespace ns.
-func (r *Reconciler) namespaceExists(ns string) bool {
-	if ns == "" || r.Cache == nil {
+// namespaceExists reports whether the cluster cache live has seen namespace ns.
+func (r *Reconciler) namespaceExists(live *clustercache.Cache, ns string) bool {
+	if ns == "" || live == nil {
 		return false
 	}
 	if ns == r.ManagedNamespace {
 		// Skiff runs there; a namespaced install cannot read Namespaces.
 		return true
 	}
-	_, ok := r.Cache.Get(clustercache.ResourceKey{Kind: "Namespace", Name: ns})
+	_, ok := live.Get(clustercache.ResourceKey{Kind: "Namespace", Name: ns})
 	return ok
 }
 
@@ -354,8 +358,10 @@ func (r *Reconciler) retryOrFail(ctx context.Context, app *v1alpha1.Application,
 // linger in the cache until their watch event.
 func (r *Reconciler) finishOperation(ctx context.Context, app *v1alpha1.Application, phase v1alpha1.OperationPhase, message string, result *v1alpha1.SyncOperationResult, synced *syncengine.Result) error {
 	if synced != nil {
+		// The sync has just written there: the cluster answered.
+		tgt, _ := r.targetOf(app.Name)
 		for _, obj := range synced.Applied {
-			r.Cache.Record(obj)
+			tgt.cache.Record(obj)
 		}
 	}
 	orig := app.DeepCopy()
