@@ -129,6 +129,8 @@ type Server struct {
 	streams            *streamHub
 	webhookSlots       chan struct{} // one per webhook payload read unverified
 	oidc               oidcProviders
+	liveReadersMu      sync.Mutex
+	liveReaders        map[string]*liveReader // registered clusters' clients, by server
 }
 
 func (s *Server) now() time.Time {
