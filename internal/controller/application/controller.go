@@ -149,6 +149,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	r.compareCoalesced = make(comparisonRequests, 1024)
 	r.Cache.Subscribe(r.liveChange)
 	r.Repo.OnRevisionMove(r.compareAppsOnMove)
+	if r.Clusters != nil {
+		r.Clusters.Subscribe(r.clustersChanged)
+	}
 	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
 		<-ctx.Done()
 		r.stopClusters()

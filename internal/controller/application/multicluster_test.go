@@ -34,17 +34,18 @@ const clusterWait = 2 * time.Minute
 // that denies west blocks its app there; west's API server stopped leaves
 // its app Unknown with a condition while the others stay Synced and
 // nothing is pruned, and restarted, the app is Synced again with the
-// objects it had, without a restart of the controller.
+// objects it had, without a restart of the controller. A cluster whose
+// registration goes is stopped, its apps invalid and its objects left.
 func TestAppsDeployToRegisteredClusters(t *testing.T) {
 	ctx := context.Background()
 	east, west := startClusters(t)
 	reg := clusters.NewStatic(registered("east", east), registered("west", west))
 	argocd := cluster.Namespace(t)
-	c, _ := startReconciler(t, argocd, 2*time.Second, func(r *Reconciler) {
+	c, rec := startReconciler(t, argocd, 2*time.Second, func(r *Reconciler) {
 		r.Clusters = reg
 		r.Connect = testConnector(t)
 	})
-	clientOf := map[string]client.Client{"local": c, "east": newClient(t, east.Config), "west": newClient(t, west.Config)}
+	clientOf := map[string]client.Client{"local": c, "east": east.Client(t), "west": west.Client(t)}
 	dests := map[string]v1alpha1.ApplicationDestination{
 		"local": {Server: clusters.InClusterServer, Namespace: cluster.Namespace(t)},
 		"east":  {Name: "east", Namespace: east.Namespace(t)},
@@ -166,6 +167,22 @@ func TestAppsDeployToRegisteredClusters(t *testing.T) {
 			t.Errorf("west's ConfigMap a was deleted and created again (uid %s, then %s)", before.UID, after.UID)
 		}
 	})
+
+	t.Run("a cluster no longer registered is stopped and its apps invalid", func(t *testing.T) {
+		reg.Set(registered("east", east))
+		waitApp(t, c, keys["west"], "west's app invalid", func(a *v1alpha1.Application) bool {
+			return conditionSays(a, v1alpha1.ApplicationConditionInvalidSpecError, "is not configured")
+		})
+		rec.remotes.mu.Lock()
+		_, running := rec.remotes.byServer[west.Config.Host]
+		rec.remotes.mu.Unlock()
+		if running {
+			t.Error("west's watch cache still runs after its registration went")
+		}
+		if err := configMapsAre(clientOf["west"], dests["west"].Namespace, "mc-west", "a"); err != nil {
+			t.Errorf("west's objects after its registration went: %v", err)
+		}
+	})
 }
 
 // startClusters starts two more control planes, side by side.
@@ -219,19 +236,6 @@ func testConnector(t *testing.T) Connector {
 				return res.Status, res.Message
 			}}, nil
 	}
-}
-
-func newClient(t *testing.T, cfg *rest.Config) client.Client {
-	t.Helper()
-	scheme, err := kubeclient.NewScheme()
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := client.New(cfg, client.Options{Scheme: scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
 }
 
 func configMap(name string) string {

@@ -359,9 +359,10 @@ func (r *Reconciler) retryOrFail(ctx context.Context, app *v1alpha1.Application,
 func (r *Reconciler) finishOperation(ctx context.Context, app *v1alpha1.Application, phase v1alpha1.OperationPhase, message string, result *v1alpha1.SyncOperationResult, synced *syncengine.Result) error {
 	if synced != nil {
 		// The sync has just written there: the cluster answered.
-		tgt, _ := r.targetOf(app.Name)
-		for _, obj := range synced.Applied {
-			tgt.cache.Record(obj)
+		if tgt, _ := r.targetOf(app.Name); tgt.cache != nil {
+			for _, obj := range synced.Applied {
+				tgt.cache.Record(obj)
+			}
 		}
 	}
 	orig := app.DeepCopy()

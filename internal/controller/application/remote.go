@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 
@@ -28,9 +30,6 @@ const (
 	// and when it returns.
 	clusterProbeInterval = 2 * time.Second
 	clusterProbeTimeout  = 5 * time.Second
-	// clusterConnectWait is how long a comparison waits again for a
-	// cluster whose watch cache is still filling.
-	clusterConnectWait = time.Second
 )
 
 // Connector builds the watch cache and the sync engine of a registered
@@ -94,13 +93,18 @@ type remoteSet struct {
 
 // targetOf is the target of the app named app as its last validation found
 // it: the local cluster's unless it deploys to a registered cluster, whose
-// unreachability is an error.
+// unreachability (or stop) is an error; the target has no cache only when
+// the cluster was stopped.
 func (r *Reconciler) targetOf(app string) (target, error) {
 	r.remotes.mu.Lock()
-	m := r.remotes.byServer[r.remotes.appServer[app]]
+	server, remoteApp := r.remotes.appServer[app]
+	m := r.remotes.byServer[server]
 	r.remotes.mu.Unlock()
-	if m == nil {
+	switch {
+	case !remoteApp:
 		return r.localTarget(), nil
+	case m == nil: // stopped by clustersChanged; the next comparison decides
+		return target{}, fmt.Errorf("cluster %s is not connected", server)
 	}
 	return m.target, m.state()
 }
@@ -228,24 +232,41 @@ func (r *Reconciler) fill(ctx context.Context, m *remote) {
 // until ctx ends, and compares its apps when the answer changes from a
 // version to an error or back.
 func (r *Reconciler) probeLoop(ctx context.Context, m *remote, probe discovery.ServerVersionInterface) {
-	ticker := time.NewTicker(clusterProbeInterval)
-	defer ticker.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-ticker.C:
-		}
+	wait.UntilWithContext(ctx, func(context.Context) {
 		_, err := probe.ServerVersion()
 		if m.setErr(err) {
 			r.compareAppsOn(m.cluster.Server)
 		}
-	}
+	}, clusterProbeInterval)
 }
 
 func (r *Reconciler) compareAppsOn(server string) {
 	for _, app := range r.appsOn(server) {
 		r.compareNow.offer(r.Namespace, app)
+	}
+}
+
+// clustersChanged stops the registered clusters in use whose registration
+// changed or went (new credentials, limits) and compares their apps, whose
+// next comparison starts them again as registered now, or reports them
+// gone.
+func (r *Reconciler) clustersChanged() {
+	now := map[string]clusters.Cluster{}
+	for _, c := range r.Clusters.List() {
+		now[c.Server] = c
+	}
+	var changed []string
+	r.remotes.mu.Lock()
+	for server, m := range r.remotes.byServer {
+		if c, ok := now[server]; !ok || !reflect.DeepEqual(c, m.cluster) {
+			m.stop()
+			delete(r.remotes.byServer, server)
+			changed = append(changed, server)
+		}
+	}
+	r.remotes.mu.Unlock()
+	for _, server := range changed {
+		r.compareAppsOn(server)
 	}
 }
 
