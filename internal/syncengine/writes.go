@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
@@ -118,13 +119,18 @@ func (r *run) applyWhenServed(ctx context.Context, t Task) error {
 // The response fills obj; a real write of a non-hook records it in
 // Result.Applied.
 func (r *run) apply(ctx context.Context, t Task, dryRun bool) error {
-	obj, err := r.toApply(ctx, t)
-	if err != nil {
-		return err
-	}
-	if t.Options.Replace && !t.Hook {
-		err = r.replace(ctx, obj, dryRun)
-	} else {
+	var obj *unstructured.Unstructured
+	// A write built from the object as read carries its resourceVersion
+	// (toApply); a status update in between (a Deployment's, many times
+	// during a rollout) fails it, and it is built again from a new read.
+	err := retry.RetryOnConflict(retry.DefaultBackoff, func() error {
+		var err error
+		if obj, err = r.toApply(ctx, t); err != nil {
+			return err
+		}
+		if t.Options.Replace && !t.Hook {
+			return r.replace(ctx, obj, dryRun)
+		}
 		// Git wins for the fields it sets, whoever changed them since
 		// (kubectl scale, edit, patch): Argo CD's server-side apply forces
 		// conflicts too. Fields git does not set stay with their managers.
@@ -132,8 +138,8 @@ func (r *run) apply(ctx context.Context, t Task, dryRun bool) error {
 		if dryRun {
 			opts = append(opts, client.DryRunAll)
 		}
-		err = r.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj), opts...)
-	}
+		return r.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj), opts...)
+	})
 	if err == nil && !dryRun && !t.Hook {
 		r.mu.Lock()
 		if r.applied == nil {
