@@ -54,6 +54,9 @@ type Request struct {
 	DryRun bool
 	// IsModified, when set, lets ApplyOutOfSyncOnly skip unchanged objects.
 	IsModified func(desired, live *unstructured.Unstructured) bool
+	// IgnoreDifferences are the app's rules, whose fields an object with
+	// the RespectIgnoreDifferences option applies as they are live.
+	IgnoreDifferences []v1alpha1.ResourceIgnoreDifferences
 	// Resumed holds the results an earlier run of the same operation
 	// recorded before it was interrupted (a controller restart): a hook it
 	// completed is not run again, and one it started and that still exists

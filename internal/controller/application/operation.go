@@ -188,7 +188,8 @@ func (r *Reconciler) sync(ctx context.Context, app *v1alpha1.Application, resume
 	}
 	result := r.Engine.Run(withAppRequests(ctx, app, op.DryRun), syncengine.Request{
 		App: app.Name, Namespace: app.Spec.Destination.Namespace, Plan: plan, Options: opts, DryRun: op.DryRun,
-		NamespaceExists: r.namespaceExists(app.Spec.Destination.Namespace),
+		NamespaceExists:   r.namespaceExists(app.Spec.Destination.Namespace),
+		IgnoreDifferences: app.Spec.IgnoreDifferences,
 		IsModified: func(desired, live *unstructured.Unstructured) bool {
 			modified, err := r.diffs.Modified(app.Name, clustercache.KeyOf(desired).String(), desired, live, diff.Options{IgnoreDifferences: app.Spec.IgnoreDifferences, Schemas: r.Schemas})
 			return err != nil || modified
@@ -211,13 +212,14 @@ func (r *Reconciler) sync(ctx context.Context, app *v1alpha1.Application, resume
 // found the app OutOfSync; applying an object the same diff finds Synced
 // changes nothing, at two API calls each. With ignoreDifferences an object
 // can be Synced yet differ in an ignored field, which Argo CD's sync
-// overwrites (without RespectIgnoreDifferences), so those apps apply
+// overwrites unless RespectIgnoreDifferences is set, so those apps apply
 // everything; so do manual syncs, unless the option is set.
 func applyOutOfSyncOnly(app *v1alpha1.Application, opts syncengine.Options) bool {
 	if opts.ApplyOutOfSyncOnly {
 		return true
 	}
-	return app.Operation != nil && app.Operation.InitiatedBy.Automated && len(app.Spec.IgnoreDifferences) == 0
+	automated := app.Operation != nil && app.Operation.InitiatedBy.Automated
+	return automated && (len(app.Spec.IgnoreDifferences) == 0 || opts.RespectIgnoreDifferences)
 }
 
 // namespaceExists reports whether the cluster cache has seen namespace ns.
