@@ -127,6 +127,10 @@ func (r *run) execute(ctx context.Context) Result {
 			r.resumed[keyOf(res)] = res
 		}
 	}
+	if failed := r.failShared(tasks); failed > 0 {
+		return Result{Phase: v1alpha1.OperationFailed, Resources: r.results,
+			Message: fmt.Sprintf("%d of %d objects are managed by another application (FailOnSharedResource=true); nothing was applied", failed, countApplies(tasks))}
+	}
 	if failed := r.validate(ctx, tasks); failed > 0 {
 		return Result{Phase: v1alpha1.OperationFailed, Resources: r.results,
 			Message: fmt.Sprintf("%d of %d objects failed validation (server-side dry run); nothing was applied", failed, countApplies(tasks))}

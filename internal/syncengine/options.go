@@ -26,6 +26,9 @@ type Options struct {
 	// ignoreDifferences name as they are live (diff.RespectIgnores), so a
 	// sync leaves an HPA's replicas alone.
 	RespectIgnoreDifferences bool
+	// FailOnSharedResource fails the sync, before anything is applied, when
+	// an object it would apply is managed by another Application.
+	FailOnSharedResource bool
 	// Unsupported lists the options turned on that Skiff accepts but does
 	// not implement.
 	Unsupported []string
@@ -78,7 +81,9 @@ func (o Options) Merge(s string) (Options, error) {
 			o.SkipDryRunOnMissingResource = on
 		case "RespectIgnoreDifferences":
 			o.RespectIgnoreDifferences = on
-		case "FailOnSharedResource", "ClientSideApplyMigration",
+		case "FailOnSharedResource":
+			o.FailOnSharedResource = on
+		case "ClientSideApplyMigration",
 			// Argo CD's Force=true deletes and re-creates what cannot be
 			// patched; conflicts over the fields git sets are forced always.
 			"Force":
