@@ -165,7 +165,9 @@ func TestParseOptions(t *testing.T) {
 			in: []string{"ClientSideApplyMigration=false", "Force=false"}, check: func(o Options) bool { return len(o.Unsupported) == 0 }},
 		"RespectIgnoreDifferences and FailOnSharedResource are understood": {
 			in: []string{"RespectIgnoreDifferences=true", "FailOnSharedResource=true"},
-			check: func(o Options) bool { return o.RespectIgnoreDifferences && o.FailOnSharedResource && len(o.Unsupported) == 0 }},
+			check: func(o Options) bool {
+				return o.RespectIgnoreDifferences && o.FailOnSharedResource && len(o.Unsupported) == 0
+			}},
 		"a bad propagation policy is refused": {
 			in: []string{"PrunePropagationPolicy=sideways"}, wantErr: true},
 		"an option without a value is refused": {
