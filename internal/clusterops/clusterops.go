@@ -102,8 +102,12 @@ func (o Ops) targets(ctx context.Context, snap clusters.Snapshot) (map[string][]
 }
 
 // Public is the answer for c: its credentials masked.
-func Public(c clusters.Cluster, apps []string) Cluster {
-	p := c.Public()
+func Public(c clusters.Cluster, apps []string) Cluster { return of(c.Public(), apps) }
+
+// Body is the request that saves c, credentials included.
+func Body(c clusters.Cluster) Cluster { return of(c, nil) }
+
+func of(p clusters.Cluster, apps []string) Cluster {
 	return Cluster{
 		Server: p.Server, Name: p.Name, Config: p.Config, Namespaces: p.Namespaces,
 		ClusterResources: p.ClusterResources, Project: p.Project, Shard: p.Shard,

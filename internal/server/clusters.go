@@ -118,3 +118,23 @@ func (s *Server) handleDeleteCluster(w http.ResponseWriter, r *http.Request, c *
 	}
 	writeJSON(w, http.StatusOK, map[string]string{})
 }
+
+// handleRotateClusterAuth gives a cluster a new argocd-manager token, with
+// its stored credentials (RBAC: clusters, update).
+func (s *Server) handleRotateClusterAuth(w http.ResponseWriter, r *http.Request, c *session) {
+	ops := s.clusterOps()
+	existing, err := ops.Get(r.Context(), r.PathValue("id"))
+	if err != nil {
+		s.opError(w, err)
+		return
+	}
+	if !s.authorize(w, r, c, resClusters, actUpdate, existing.Server) {
+		return
+	}
+	cl, err := ops.RotateAuth(r.Context(), existing.Server, clusterops.TokenWait)
+	if err != nil {
+		s.opError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, cl)
+}

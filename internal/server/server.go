@@ -261,6 +261,7 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle("GET /api/v1/clusters/{id}", s.authenticated(s.handleGetCluster))
 	mux.Handle("PUT /api/v1/clusters/{id}", s.authenticated(s.handleUpdateCluster))
 	mux.Handle("DELETE /api/v1/clusters/{id}", s.authenticated(s.handleDeleteCluster))
+	mux.Handle("POST /api/v1/clusters/{id}/rotate-auth", s.authenticated(s.handleRotateClusterAuth))
 	mux.Handle("GET /api/v1/rollouts/{namespace}/{name}", s.authenticated(s.handleGetRollout))
 	mux.Handle("POST /api/v1/rollouts/{namespace}/{name}/{action}", s.authenticated(s.handleRolloutAction))
 	// "/" for every method, not "GET /": ServeMux refuses "GET /" next to
