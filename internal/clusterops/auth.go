@@ -54,11 +54,7 @@ func Added(cfg *rest.Config, token string) (clusters.Cluster, error) {
 // the old ones deleted (their tokens stop working), the cluster Secret
 // updated.
 func (o Ops) RotateAuth(ctx context.Context, serverOrName string, tokenWait time.Duration) (Cluster, error) {
-	snap, err := o.snapshot(ctx)
-	if err != nil {
-		return Cluster{}, err
-	}
-	c, err := find(snap, serverOrName)
+	_, c, err := o.resolve(ctx, serverOrName)
 	if err != nil {
 		return Cluster{}, err
 	}

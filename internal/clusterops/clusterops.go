@@ -144,13 +144,19 @@ func find(snap clusters.Snapshot, serverOrName string) (clusters.Cluster, error)
 	return snap.Resolve(v1alpha1.ApplicationDestination{Name: serverOrName})
 }
 
-// Get returns the cluster of a server URL or name.
-func (o Ops) Get(ctx context.Context, serverOrName string) (Cluster, error) {
+// resolve reads the clusters and finds the one of a server URL or name.
+func (o Ops) resolve(ctx context.Context, serverOrName string) (clusters.Snapshot, clusters.Cluster, error) {
 	snap, err := o.snapshot(ctx)
 	if err != nil {
-		return Cluster{}, err
+		return clusters.Snapshot{}, clusters.Cluster{}, err
 	}
 	c, err := find(snap, serverOrName)
+	return snap, c, err
+}
+
+// Get returns the cluster of a server URL or name.
+func (o Ops) Get(ctx context.Context, serverOrName string) (Cluster, error) {
+	snap, c, err := o.resolve(ctx, serverOrName)
 	if err != nil {
 		return Cluster{}, err
 	}
@@ -204,7 +210,7 @@ func (o Ops) Save(ctx context.Context, c clusters.Cluster, upsert bool) (Cluster
 		err = o.Client.Update(ctx, secret) // no resourceVersion: the new content replaces the Secret
 	}
 	if apierrors.IsAlreadyExists(err) {
-		return Cluster{}, opserr.New(opserr.ErrConflict, fmt.Errorf("Secret %s/%s exists and is not a cluster Secret for %s", o.Namespace, secret.Name, c.Server))
+		return Cluster{}, opserr.New(opserr.ErrConflict, fmt.Errorf("a Secret %s/%s exists and is not a cluster Secret for %s", o.Namespace, secret.Name, c.Server))
 	}
 	if err != nil {
 		return Cluster{}, opserr.Classify(fmt.Errorf("writing cluster Secret %s/%s: %w", o.Namespace, secret.Name, err))
@@ -215,11 +221,7 @@ func (o Ops) Save(ctx context.Context, c clusters.Cluster, upsert bool) (Cluster
 // Update replaces the cluster of serverOrName with c; c's server must be
 // the same (a new server is a new cluster).
 func (o Ops) Update(ctx context.Context, serverOrName string, c clusters.Cluster) (Cluster, error) {
-	snap, err := o.snapshot(ctx)
-	if err != nil {
-		return Cluster{}, err
-	}
-	existing, err := find(snap, serverOrName)
+	_, existing, err := o.resolve(ctx, serverOrName)
 	if err != nil {
 		return Cluster{}, err
 	}
@@ -237,11 +239,7 @@ func (o Ops) Update(ctx context.Context, serverOrName string, c clusters.Cluster
 // (they would go Unknown, nothing pruned). The implicit in-cluster
 // cluster has no Secret; argocd-cm's cluster.inClusterEnabled turns it off.
 func (o Ops) Delete(ctx context.Context, serverOrName string, force bool) error {
-	snap, err := o.snapshot(ctx)
-	if err != nil {
-		return err
-	}
-	c, err := find(snap, serverOrName)
+	snap, c, err := o.resolve(ctx, serverOrName)
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/url"
 	"slices"
@@ -168,7 +169,7 @@ func (c Config) restConfig(server string) (*rest.Config, error) {
 			InstallHint:     e.InstallHint,
 			InteractiveMode: clientcmdapi.NeverExecInteractiveMode,
 		}
-		for _, name := range sortedKeys(e.Env) {
+		for _, name := range slices.Sorted(maps.Keys(e.Env)) {
 			exec.Env = append(exec.Env, clientcmdapi.ExecEnvVar{Name: name, Value: e.Env[name]})
 		}
 		cfg.ExecProvider = exec
@@ -181,13 +182,4 @@ func (c Config) restConfig(server string) (*rest.Config, error) {
 		cfg.Proxy = func(*http.Request) (*url.URL, error) { return u, nil }
 	}
 	return cfg, nil
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }

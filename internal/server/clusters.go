@@ -46,17 +46,31 @@ func (s *Server) handleListClusters(w http.ResponseWriter, r *http.Request, c *s
 	writeJSON(w, http.StatusOK, list)
 }
 
-// handleGetCluster answers one cluster by server URL (path-escaped) or name.
-func (s *Server) handleGetCluster(w http.ResponseWriter, r *http.Request, c *session) {
+// clusterAction finds the cluster of the path's server URL (path-escaped)
+// or name and checks that the caller may do action on it.
+func (s *Server) clusterAction(w http.ResponseWriter, r *http.Request, c *session, action string) (clusterops.Cluster, bool) {
 	cl, err := s.clusterOps().Get(r.Context(), r.PathValue("id"))
+	if err != nil {
+		s.opError(w, err)
+		return clusterops.Cluster{}, false
+	}
+	return cl, s.authorize(w, r, c, resClusters, action, cl.Server)
+}
+
+// answerCluster answers the result of an operation on a cluster.
+func (s *Server) answerCluster(w http.ResponseWriter, cl clusterops.Cluster, err error) {
 	if err != nil {
 		s.opError(w, err)
 		return
 	}
-	if !s.authorize(w, r, c, resClusters, actGet, cl.Server) {
-		return
-	}
 	writeJSON(w, http.StatusOK, cl)
+}
+
+// handleGetCluster answers one cluster.
+func (s *Server) handleGetCluster(w http.ResponseWriter, r *http.Request, c *session) {
+	if cl, ok := s.clusterAction(w, r, c, actGet); ok {
+		writeJSON(w, http.StatusOK, cl)
+	}
 }
 
 // handleCreateCluster writes a cluster Secret; ?upsert=true replaces an
@@ -70,49 +84,31 @@ func (s *Server) handleCreateCluster(w http.ResponseWriter, r *http.Request, c *
 		return
 	}
 	cl, err := s.clusterOps().Save(r.Context(), body.Spec(), r.URL.Query().Get("upsert") == "true")
-	if err != nil {
-		s.opError(w, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, cl)
+	s.answerCluster(w, cl, err)
 }
 
-// handleUpdateCluster replaces the cluster of a server URL or name.
+// handleUpdateCluster replaces a cluster; its server stays.
 func (s *Server) handleUpdateCluster(w http.ResponseWriter, r *http.Request, c *session) {
 	var body clusterops.Cluster
 	if !decodeJSON(w, r, clusterBodyLimit, &body) {
 		return
 	}
-	ops := s.clusterOps()
-	existing, err := ops.Get(r.Context(), r.PathValue("id"))
-	if err != nil {
-		s.opError(w, err)
+	existing, ok := s.clusterAction(w, r, c, actUpdate)
+	if !ok {
 		return
 	}
-	if !s.authorize(w, r, c, resClusters, actUpdate, existing.Server) {
-		return
-	}
-	cl, err := ops.Update(r.Context(), existing.Server, body.Spec())
-	if err != nil {
-		s.opError(w, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, cl)
+	cl, err := s.clusterOps().Update(r.Context(), existing.Server, body.Spec())
+	s.answerCluster(w, cl, err)
 }
 
 // handleDeleteCluster removes a cluster Secret; while apps target the
 // cluster it answers 409 unless ?force=true.
 func (s *Server) handleDeleteCluster(w http.ResponseWriter, r *http.Request, c *session) {
-	ops := s.clusterOps()
-	existing, err := ops.Get(r.Context(), r.PathValue("id"))
-	if err != nil {
-		s.opError(w, err)
+	existing, ok := s.clusterAction(w, r, c, actDelete)
+	if !ok {
 		return
 	}
-	if !s.authorize(w, r, c, resClusters, actDelete, existing.Server) {
-		return
-	}
-	if err := ops.Delete(r.Context(), existing.Server, r.URL.Query().Get("force") == "true"); err != nil {
+	if err := s.clusterOps().Delete(r.Context(), existing.Server, r.URL.Query().Get("force") == "true"); err != nil {
 		s.opError(w, err)
 		return
 	}
@@ -122,19 +118,10 @@ func (s *Server) handleDeleteCluster(w http.ResponseWriter, r *http.Request, c *
 // handleRotateClusterAuth gives a cluster a new argocd-manager token, with
 // its stored credentials (RBAC: clusters, update).
 func (s *Server) handleRotateClusterAuth(w http.ResponseWriter, r *http.Request, c *session) {
-	ops := s.clusterOps()
-	existing, err := ops.Get(r.Context(), r.PathValue("id"))
-	if err != nil {
-		s.opError(w, err)
+	existing, ok := s.clusterAction(w, r, c, actUpdate)
+	if !ok {
 		return
 	}
-	if !s.authorize(w, r, c, resClusters, actUpdate, existing.Server) {
-		return
-	}
-	cl, err := ops.RotateAuth(r.Context(), existing.Server, clusterops.TokenWait)
-	if err != nil {
-		s.opError(w, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, cl)
+	cl, err := s.clusterOps().RotateAuth(r.Context(), existing.Server, clusterops.TokenWait)
+	s.answerCluster(w, cl, err)
 }
