@@ -157,6 +157,15 @@ func groupRule(group string) rule {
 	return nil
 }
 
+// RollsUp reports whether the health of a resource of this group and kind
+// counts towards the health of the Application that manages it. A child
+// Application's does not (app of apps): since v1.8 Argo CD leaves it out, so
+// that a parent does not mirror every child's problems; the child's own
+// health is still shown on its resource.
+func RollsUp(group, kind string) bool {
+	return group != v1alpha1.GroupVersion.Group || kind != "Application"
+}
+
 // order ranks statuses from best to worst, as Argo CD's IsWorse does. Unknown
 // is worst because an unjudged resource must not let an Application claim to
 // be Healthy; Missing ranks below Degraded because a resource that is merely
