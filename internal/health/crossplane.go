@@ -19,9 +19,8 @@ var (
 )
 
 // crossplaneHealth judges every kind in a *.crossplane.io group, as Argo
-// CD's wildcard rule does. Argo CD selects by group only: claims and
-// composite resources live in the user's own API groups and fall to the
-// generic rule, which reads the same Ready condition.
+// CD's wildcard rule does, and Crossplane claims and composite resources,
+// which live in the user's own API groups (see isCrossplaneComposite).
 func crossplaneHealth(obj *unstructured.Unstructured) Result {
 	return crossplaneLikeHealth(obj, crossplaneNoStatusKinds, crossplaneHealthyTypes)
 }
@@ -67,4 +66,24 @@ func crossplaneLikeHealth(obj *unstructured.Unstructured, noStatusKinds, healthy
 		}
 	}
 	return provisioning
+}
+
+// compositeSpecFields are spec fields only Crossplane puts on claims and
+// composite resources: the composition chosen for them (v1), or the
+// spec.crossplane block that holds it since Crossplane v2.
+var compositeSpecFields = []string{"compositionRef", "compositionSelector", "compositionRevisionRef", "crossplane"}
+
+// isCrossplaneComposite reports whether obj is a Crossplane claim or
+// composite resource. Argo CD selects Crossplane kinds by group only, so it
+// leaves these to users' own health scripts; without one the generic rule
+// would call a claim that is still being created (Ready=False, reason
+// Creating) Degraded and miss a failed composition (Synced=False).
+func isCrossplaneComposite(obj *unstructured.Unstructured) bool {
+	spec, _ := obj.Object["spec"].(map[string]any)
+	for _, f := range compositeSpecFields {
+		if _, ok := spec[f].(map[string]any); ok {
+			return true
+		}
+	}
+	return false
 }

@@ -63,6 +63,9 @@ func Assess(obj *unstructured.Unstructured) Result {
 	if rule := groupRule(gvk.Group); rule != nil {
 		return rule(obj)
 	}
+	if isCrossplaneComposite(obj) {
+		return crossplaneHealth(obj)
+	}
 	return genericHealth(obj)
 }
 
