@@ -1,6 +1,7 @@
 package appops
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"strings"
@@ -51,14 +52,15 @@ func Validate(ctx context.Context, app *v1alpha1.Application, projects reposerve
 var localOnly = clusters.NewStatic()
 
 // ResolveCluster finds the cluster dest names in reg (nil: the cluster
-// Skiff runs against only); an unknown one is ErrInvalid.
+// Skiff runs against only); an unknown one, or a name and a server of two
+// clusters, is ErrInvalid.
 func ResolveCluster(dest v1alpha1.ApplicationDestination, reg clusters.Registry) (clusters.Cluster, error) {
 	if reg == nil {
 		reg = localOnly
 	}
 	c, err := reg.Resolve(dest)
 	if errors.Is(err, clusters.ErrNotFound) {
-		return clusters.Cluster{}, opserr.New(ErrInvalid, err)
+		return clusters.Cluster{}, invalid("cluster %q is not configured: %v", cmp.Or(dest.Server, dest.Name), err)
 	}
 	return c, err
 }

@@ -97,7 +97,7 @@ func TestResolveCluster(t *testing.T) {
 		},
 		"the local server with another cluster's name": {
 			change:  func(a *v1alpha1.Application) { a.Spec.Destination.Name = "prod" },
-			wantErr: `is named "in-cluster", not "prod"`,
+			wantErr: `is cluster "in-cluster", not "prod"`,
 		},
 	}
 	for name, tc := range tests {

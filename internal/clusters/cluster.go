@@ -1,140 +1,103 @@
-// Package clusters holds the clusters Applications deploy to, as Argo CD
-// stores them: Secrets labelled argocd.argoproj.io/secret-type: cluster.
-//
-// This file is the contract between the Application controller and the
-// cluster registry (issue #36); the registry that follows the Secrets
-// replaces the in-memory one of static.go.
 package clusters
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
-	"strconv"
-	"strings"
+	"log/slog"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/rest"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
+	"github.com/skiffcd/skiff/internal/opserr"
 )
 
-const (
-	// InClusterServer is the API server address of the cluster Skiff runs in.
-	InClusterServer = "https://kubernetes.default.svc"
-	// InClusterName is the name that means the same as InClusterServer.
-	InClusterName = "in-cluster"
-)
-
-// ErrNotFound is wrapped by Resolve when no cluster matches a destination.
-var ErrNotFound = errors.New("cluster not found")
-
-// Cluster is one cluster Applications may deploy to.
+// Cluster is one destination cluster: a cluster Secret, parsed, or the
+// implicit in-cluster one.
 type Cluster struct {
 	Name, Server string
-	// Namespaces limits Skiff to these namespaces; empty: all namespaces.
+	// Namespaces the cluster may be managed in; empty: all namespaces.
 	Namespaces []string
-	// ClusterResources says, with Namespaces set, whether Skiff may manage
-	// cluster-scoped kinds.
+	// ClusterResources says, with Namespaces set, whether cluster-scoped
+	// kinds may be managed.
 	ClusterResources bool
 	// Project makes the cluster project-scoped when set.
-	Project     string
-	Shard       *int
-	Labels      map[string]string
-	Annotations map[string]string
-	// Config is Argo CD's `config` JSON: how to reach and log in.
+	Project string
+	// Shard is Argo CD's shard key, nil when the Secret has none.
+	Shard *int
+	// Labels and Annotations are the Secret's own, kept as they are.
+	Labels, Annotations map[string]string
+	// Config is Argo CD's `config` JSON.
 	Config Config
+	// SecretName is the Secret the cluster was read from; empty for the
+	// implicit in-cluster entry.
+	SecretName string
 }
 
-// Config is the `config` key of an Argo CD cluster Secret.
-type Config struct {
-	Username        string          `json:"username,omitempty"`
-	Password        string          `json:"password,omitempty"`
-	BearerToken     string          `json:"bearerToken,omitempty"`
-	TLSClientConfig TLSClientConfig `json:"tlsClientConfig"`
-	ProxyURL        string          `json:"proxyUrl,omitempty"`
-}
-
-// TLSClientConfig is the TLS part of Config.
-type TLSClientConfig struct {
-	Insecure   bool   `json:"insecure"`
-	ServerName string `json:"serverName,omitempty"`
-	CAData     []byte `json:"caData,omitempty"`
-	CertData   []byte `json:"certData,omitempty"`
-	KeyData    []byte `json:"keyData,omitempty"`
-}
-
-// FromSecret reads a cluster Secret.
-func FromSecret(s *corev1.Secret) (Cluster, error) {
-	c := Cluster{
-		Name:             string(s.Data["name"]),
-		Server:           strings.TrimSuffix(string(s.Data["server"]), "/"),
-		Project:          string(s.Data["project"]),
-		ClusterResources: string(s.Data["clusterResources"]) == "true",
-		Labels:           s.Labels,
-		Annotations:      s.Annotations,
-	}
-	if c.Server == "" {
-		return Cluster{}, fmt.Errorf("cluster Secret %s has no server", s.Name)
-	}
-	for ns := range strings.SplitSeq(string(s.Data["namespaces"]), ",") {
-		if ns = strings.TrimSpace(ns); ns != "" {
-			c.Namespaces = append(c.Namespaces, ns)
-		}
-	}
-	if raw := string(s.Data["shard"]); raw != "" {
-		n, err := strconv.Atoi(raw)
-		if err != nil {
-			return Cluster{}, fmt.Errorf("cluster Secret %s: shard %q is not a number", s.Name, raw)
-		}
-		c.Shard = &n
-	}
-	if raw := s.Data["config"]; len(raw) > 0 {
-		if err := json.Unmarshal(raw, &c.Config); err != nil {
-			// The JSON holds credentials: never quote it.
-			return Cluster{}, fmt.Errorf("cluster Secret %s: config is not valid JSON", s.Name)
-		}
-	}
-	return c, nil
-}
-
-// RESTConfig is how to reach c; base is Skiff's own config, used for the
-// in-cluster entry.
-func (c Cluster) RESTConfig(base *rest.Config) (*rest.Config, error) {
-	if c.Server == InClusterServer {
-		return rest.CopyConfig(base), nil
-	}
-	cfg := &rest.Config{
-		Host:        c.Server,
-		Username:    c.Config.Username,
-		Password:    c.Config.Password,
-		BearerToken: c.Config.BearerToken,
-		TLSClientConfig: rest.TLSClientConfig{
-			Insecure:   c.Config.TLSClientConfig.Insecure,
-			ServerName: c.Config.TLSClientConfig.ServerName,
-			CAData:     c.Config.TLSClientConfig.CAData,
-			CertData:   c.Config.TLSClientConfig.CertData,
-			KeyData:    c.Config.TLSClientConfig.KeyData,
-		},
-	}
-	if base != nil {
-		cfg.QPS, cfg.Burst = base.QPS, base.Burst
-	}
-	return cfg, nil
-}
-
-// InCluster is the implicit local cluster.
-func InCluster() Cluster {
-	return Cluster{Name: InClusterName, Server: InClusterServer, ClusterResources: true}
-}
-
-// Registry is the set of clusters Applications may deploy to.
+// Registry is the set of clusters Skiff knows, kept current.
 type Registry interface {
 	// Resolve finds the cluster an Application destination names (by
-	// server, else by name); ErrNotFound wrapped when none.
+	// server, else by name). Its error wraps ErrNotFound when none does.
 	Resolve(dest v1alpha1.ApplicationDestination) (Cluster, error)
+	// List returns every cluster, the in-cluster one included when enabled.
 	List() []Cluster
 	// Subscribe calls fn after any cluster Secret changed (added, updated,
 	// deleted).
 	Subscribe(fn func())
 }
+
+// ErrNotFound is the kind of the error of a destination no cluster matches.
+var ErrNotFound = opserr.ErrNotFound
+
+// Argo CD's names.
+const (
+	// SecretTypeLabel marks Argo CD's typed Secrets; cluster Secrets carry
+	// SecretTypeCluster.
+	SecretTypeLabel   = "argocd.argoproj.io/secret-type"
+	SecretTypeCluster = "cluster"
+	// InClusterServer and InClusterName name the cluster Skiff runs in.
+	InClusterServer = "https://kubernetes.default.svc"
+	InClusterName   = "in-cluster"
+)
+
+// InCluster is the implicit local cluster.
+func InCluster() Cluster {
+	return Cluster{Name: InClusterName, Server: InClusterServer}
+}
+
+// IsInCluster says whether the cluster is the one Skiff runs in: its
+// server is the in-cluster address and its Secret, if any, gives no
+// credentials of its own (Argo CD then uses the pod's).
+func (c Cluster) IsInCluster() bool {
+	return c.Server == InClusterServer && !c.Config.hasCredentials()
+}
+
+// Public is the cluster without credentials, for answers and logs.
+func (c Cluster) Public() Cluster {
+	c.Config = c.Config.Public()
+	return c
+}
+
+// LogValue implements slog.LogValuer: a cluster is logged by name and server.
+func (c Cluster) LogValue() slog.Value {
+	return slog.GroupValue(slog.String("name", c.Name), slog.String("server", c.Server))
+}
+
+// String names the cluster without its credentials.
+func (c Cluster) String() string { return fmt.Sprintf("%s (%s)", c.Name, c.Server) }
+
+// RESTConfig is the client configuration that reaches the cluster. base is
+// the configuration Skiff itself runs with, used for the in-cluster
+// cluster.
+func (c Cluster) RESTConfig(base *rest.Config) (*rest.Config, error) {
+	if c.IsInCluster() {
+		if base == nil {
+			return nil, fmt.Errorf("cluster %s: no in-cluster configuration", c.Name)
+		}
+		return rest.CopyConfig(base), nil
+	}
+	return c.Config.restConfig(c.Server)
+}
+
+// FromSecret reads a cluster Secret; errors name the Secret and the key,
+// never a value of config.
+func FromSecret(s *corev1.Secret) (Cluster, error) { return fromSecret(s) }

@@ -1,18 +1,15 @@
 package clusters
 
 import (
-	"cmp"
-	"fmt"
 	"slices"
-	"strings"
 	"sync"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
 )
 
 // Static is a Registry held in memory: the implicit in-cluster entry and
-// the clusters Set gives it. It serves until the registry that follows
-// cluster Secrets is in, and tests that register clusters directly.
+// the clusters Set gives it, resolved as Secrets' are. Tests register
+// clusters through it, without Secrets.
 type Static struct {
 	mu        sync.Mutex
 	clusters  []Cluster
@@ -38,7 +35,7 @@ func (s *Static) Set(extra ...Cluster) {
 
 // Resolve implements Registry.
 func (s *Static) Resolve(dest v1alpha1.ApplicationDestination) (Cluster, error) {
-	return Resolve(s.List(), dest)
+	return Snapshot{Clusters: s.List()}.Resolve(dest)
 }
 
 // List implements Registry.
@@ -55,20 +52,4 @@ func (s *Static) Subscribe(fn func()) {
 	s.listeners = append(s.listeners, fn)
 }
 
-// Resolve finds the cluster of known that dest names: by server (a
-// trailing slash aside) when it has one, else by name. A destination
-// giving both must name the same cluster twice.
-func Resolve(known []Cluster, dest v1alpha1.ApplicationDestination) (Cluster, error) {
-	server := strings.TrimSuffix(dest.Server, "/")
-	for _, c := range known {
-		switch {
-		case server != "" && c.Server != server:
-		case server == "" && (dest.Name == "" || c.Name != dest.Name):
-		case dest.Name != "" && c.Name != dest.Name:
-			return Cluster{}, fmt.Errorf("cluster %q is named %q, not %q: %w", server, c.Name, dest.Name, ErrNotFound)
-		default:
-			return c, nil
-		}
-	}
-	return Cluster{}, fmt.Errorf("cluster %q is not configured: %w", cmp.Or(dest.Server, dest.Name), ErrNotFound)
-}
+var _ Registry = (*Static)(nil)

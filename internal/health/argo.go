@@ -148,12 +148,10 @@ func analysisRunHealth(obj *unstructured.Unstructured) Result {
 }
 
 // applicationHealth reports a child Application (app of apps) as the health
-// that child recorded for itself. A child that has not been assessed yet is
-// Progressing, so that a parent sync waits for it.
-//
-// Argo CD stopped doing this by default in v1.8, since a parent then mirrors
-// every child's problems; aggregators that want that behaviour can skip
-// Application results that are Missing or Unknown, as Argo CD does.
+// that child recorded for itself, for its resource entry and for sync waves.
+// A child that has not been assessed yet is Progressing, so that a parent
+// sync waits for it. It does not count towards the parent's own health: see
+// RollsUp.
 func applicationHealth(obj *unstructured.Unstructured) Result {
 	o := obj.Object
 	s := str(o, "status", "health", "status")

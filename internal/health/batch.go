@@ -40,11 +40,11 @@ func jobHealth(obj *unstructured.Unstructured) Result {
 // schedule. Anything it cannot be sure about (never succeeded yet, a run in
 // progress, never scheduled) is Healthy, as in Argo CD, because a CronJob
 // that merely waits for its schedule must not hold up a sync.
+//
+// A suspended CronJob is judged the same way: Argo CD 3.2 does not report
+// it Suspended, since that would make its whole Application Suspended.
 func cronJobHealth(obj *unstructured.Unstructured) Result {
 	o := obj.Object
-	if flag(o, "spec", "suspend") {
-		return Result{Status: Suspended, Message: "CronJob is Suspended"}
-	}
 	if _, ok := o["status"]; !ok {
 		return Result{Status: Progressing, Message: "Waiting for CronJob"}
 	}

@@ -62,7 +62,8 @@ const hpaConditionsAnnotation = "autoscaling.alpha.kubernetes.io/conditions"
 
 // hpaHealth is Degraded when the autoscaler cannot read or change the scale
 // of its target, or cannot compute metrics, because it then silently stops
-// scaling. It is Progressing until the autoscaler has reported any condition.
+// scaling. It is Healthy only once AbleToScale or ScalingLimited is True, as
+// in Argo CD, and Progressing until then.
 //
 // Argo CD only recognises a few reasons and takes the first matching
 // condition; here any AbleToScale=False and any ScalingActive=False other
@@ -76,9 +77,6 @@ func hpaHealth(obj *unstructured.Unstructured) Result {
 			}
 		}
 	}
-	if len(conds) == 0 {
-		return Result{Status: Progressing, Message: "Waiting to Autoscale"}
-	}
 	for _, c := range conds {
 		if c.Status != "False" {
 			continue
@@ -87,22 +85,12 @@ func hpaHealth(obj *unstructured.Unstructured) Result {
 			return Result{Status: Degraded, Message: c.Message}
 		}
 	}
+	// Only a condition saying the autoscaler can act makes it Healthy, as
+	// in Argo CD; until one is reported it has not acted yet.
 	for _, c := range conds {
-		if hpaSettled(c) {
+		if c.Status == "True" && (c.Type == "AbleToScale" || c.Type == "ScalingLimited") {
 			return Result{Status: Healthy, Message: c.Message}
 		}
 	}
-	return Result{Status: Healthy}
-}
-
-// hpaSettled reports whether a condition says the last scaling decision was
-// carried out, which is the message worth showing for a healthy autoscaler.
-func hpaSettled(c condition) bool {
-	switch c.Type {
-	case "AbleToScale":
-		return c.Reason == "SucceededRescale"
-	case "ScalingLimited":
-		return c.Reason == "DesiredWithinRange" || c.Reason == "TooFewReplicas" || c.Reason == "TooManyReplicas"
-	}
-	return false
+	return Result{Status: Progressing, Message: "Waiting to Autoscale"}
 }

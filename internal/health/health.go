@@ -10,8 +10,10 @@ package health
 import (
 	"fmt"
 	"strconv"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
 )
@@ -55,59 +57,116 @@ func Assess(obj *unstructured.Unstructured) Result {
 		return Result{Status: Progressing, Message: "Pending deletion"}
 	}
 	gvk := obj.GroupVersionKind()
-	switch gvk.Group {
-	case "":
-		switch gvk.Kind {
-		case "Pod":
-			return podHealth(obj)
-		case "Service":
-			return serviceHealth(obj)
-		case "PersistentVolumeClaim":
-			return pvcHealth(obj)
-		}
-	case "apps", "extensions":
-		switch gvk.Kind {
-		case "Deployment":
-			return deploymentHealth(obj)
-		case "StatefulSet":
-			return statefulSetHealth(obj)
-		case "DaemonSet":
-			return daemonSetHealth(obj)
-		case "ReplicaSet":
-			return replicaSetHealth(obj)
-		case "Ingress":
-			return ingressHealth(obj)
-		}
-	case "networking.k8s.io":
-		if gvk.Kind == "Ingress" {
-			return ingressHealth(obj)
-		}
-	case "batch":
-		switch gvk.Kind {
-		case "Job":
-			return jobHealth(obj)
-		case "CronJob":
-			return cronJobHealth(obj)
-		}
-	case "autoscaling":
-		if gvk.Kind == "HorizontalPodAutoscaler" {
-			return hpaHealth(obj)
-		}
-	case "apiregistration.k8s.io":
-		if gvk.Kind == "APIService" {
-			return apiServiceHealth(obj)
-		}
-	case v1alpha1.GroupVersion.Group:
-		switch gvk.Kind {
-		case "Rollout":
-			return rolloutHealth(obj)
-		case "AnalysisRun":
-			return analysisRunHealth(obj)
-		case "Application":
-			return applicationHealth(obj)
-		}
+	if rule, ok := rules[gvk.GroupKind()]; ok {
+		return rule(obj)
+	}
+	if rule := groupRule(gvk.Group); rule != nil {
+		return rule(obj)
+	}
+	if isCrossplaneComposite(obj) {
+		return crossplaneHealth(obj)
 	}
 	return genericHealth(obj)
+}
+
+// rule judges one kind of object.
+type rule func(*unstructured.Unstructured) Result
+
+// gk names a kind in a group, to keep the rules table short.
+func gk(group, kind string) schema.GroupKind {
+	return schema.GroupKind{Group: group, Kind: kind}
+}
+
+// rules maps each kind with a rule of its own to that rule. The rules for
+// custom resources follow Argo CD's built-in resource customizations, so
+// that an application shows the same health in Skiff as in Argo CD.
+var rules = map[schema.GroupKind]rule{
+	gk("", "Pod"):                                     podHealth,
+	gk("", "Service"):                                 serviceHealth,
+	gk("", "PersistentVolumeClaim"):                   pvcHealth,
+	gk("apps", "Deployment"):                          deploymentHealth,
+	gk("apps", "StatefulSet"):                         statefulSetHealth,
+	gk("apps", "DaemonSet"):                           daemonSetHealth,
+	gk("apps", "ReplicaSet"):                          replicaSetHealth,
+	gk("extensions", "Deployment"):                    deploymentHealth,
+	gk("extensions", "StatefulSet"):                   statefulSetHealth,
+	gk("extensions", "DaemonSet"):                     daemonSetHealth,
+	gk("extensions", "ReplicaSet"):                    replicaSetHealth,
+	gk("extensions", "Ingress"):                       ingressHealth,
+	gk("networking.k8s.io", "Ingress"):                ingressHealth,
+	gk("batch", "Job"):                                jobHealth,
+	gk("batch", "CronJob"):                            cronJobHealth,
+	gk("autoscaling", "HorizontalPodAutoscaler"):      hpaHealth,
+	gk("apiregistration.k8s.io", "APIService"):        apiServiceHealth,
+	gk("policy", "PodDisruptionBudget"):               pdbHealth,
+	gk(v1alpha1.GroupVersion.Group, "Rollout"):        rolloutHealth,
+	gk(v1alpha1.GroupVersion.Group, "AnalysisRun"):    analysisRunHealth,
+	gk(v1alpha1.GroupVersion.Group, "Application"):    applicationHealth,
+	gk(v1alpha1.GroupVersion.Group, "ApplicationSet"): applicationSetHealth,
+	gk(v1alpha1.GroupVersion.Group, "Workflow"):       workflowHealth,
+	gk(v1alpha1.GroupVersion.Group, "CronWorkflow"):   cronWorkflowHealth,
+	gk(v1alpha1.GroupVersion.Group, "EventBus"):       eventBusHealth,
+	gk(v1alpha1.GroupVersion.Group, "Sensor"):         sensorHealth,
+	gk(v1alpha1.GroupVersion.Group, "EventSource"):    eventSourceHealth,
+
+	gk("cert-manager.io", "Certificate"):        certificateHealth,
+	gk("cert-manager.io", "CertificateRequest"): certificateRequestHealth,
+	gk("cert-manager.io", "Issuer"):             readyRule("Initializing issuer"),
+	gk("cert-manager.io", "ClusterIssuer"):      readyRule("Initializing ClusterIssuer"),
+
+	gk("external-secrets.io", "ExternalSecret"):     externalSecretHealth,
+	gk("external-secrets.io", "SecretStore"):        readyRule("Waiting for SecretStore"),
+	gk("external-secrets.io", "ClusterSecretStore"): readyRule("Waiting for ClusterSecretStore"),
+	gk("external-secrets.io", "PushSecret"):         readyRule("Waiting for PushSecret"),
+	gk("kubernetes-client.io", "ExternalSecret"):    legacyExternalSecretHealth,
+	gk("bitnami.com", "SealedSecret"):               sealedSecretHealth,
+
+	gk("helm.toolkit.fluxcd.io", "HelmRelease"):        fluxHealth(fluxHelmRelease),
+	gk("kustomize.toolkit.fluxcd.io", "Kustomization"): fluxHealth(fluxKustomization),
+	gk("source.toolkit.fluxcd.io", "GitRepository"):    fluxHealth(fluxSource),
+	gk("source.toolkit.fluxcd.io", "HelmRepository"):   helmRepositoryHealth,
+	gk("source.toolkit.fluxcd.io", "OCIRepository"):    fluxHealth(fluxSource),
+
+	gk("keda.sh", "ScaledObject"): scaledObjectHealth,
+	gk("keda.sh", "ScaledJob"):    scaledJobHealth,
+
+	gk("cluster.x-k8s.io", "Cluster"):           capiClusterHealth,
+	gk("cluster.x-k8s.io", "MachineDeployment"): capiMachineDeploymentHealth,
+	gk("cluster.x-k8s.io", "Machine"):           capiMachineHealth,
+
+	gk("networking.istio.io", "VirtualService"):  istioHealth,
+	gk("networking.istio.io", "DestinationRule"): istioHealth,
+
+	gk("gateway.networking.k8s.io", "Gateway"):   gatewayHealth,
+	gk("gateway.networking.k8s.io", "HTTPRoute"): routeHealth,
+	gk("gateway.networking.k8s.io", "GRPCRoute"): routeHealth,
+
+	gk("kafka.strimzi.io", "Kafka"): kafkaHealth,
+
+	gk("monitoring.coreos.com", "Prometheus"):   prometheusOperatorHealth,
+	gk("monitoring.coreos.com", "Alertmanager"): prometheusOperatorHealth,
+}
+
+// groupRule returns the rule for kinds judged by their group alone, as Argo
+// CD's wildcard customizations are: Crossplane's managed resources, claims
+// and composites in *.crossplane.io and the Upbound providers' *.upbound.io.
+func groupRule(group string) rule {
+	switch {
+	case strings.HasSuffix(group, ".crossplane.io"):
+		return crossplaneHealth
+	case strings.HasSuffix(group, ".upbound.io"):
+		return upboundHealth
+	}
+	return nil
+}
+
+// RollsUp reports whether the health of a resource of this group and kind
+// counts towards the health of the Application that manages it. A child
+// Application's does not (app of apps): since v1.8 Argo CD leaves it out, so
+// that a parent does not mirror every child's problems; the child's own
+// health is still shown on its resource.
+func RollsUp(group, kind string) bool {
+	return group != v1alpha1.GroupVersion.Group || kind != "Application"
 }
 
 // order ranks statuses from best to worst, as Argo CD's IsWorse does. Unknown
@@ -252,17 +311,24 @@ func (c condition) text() string {
 
 // conditions reads status.conditions, skipping entries that are not objects.
 func conditions(obj map[string]any) []condition {
+	status, _ := obj["status"].(map[string]any)
+	return conditionsIn(status)
+}
+
+// conditionsIn reads the conditions list of m, which may be a status or a
+// part of one (a Gateway's listener, a route's parent).
+func conditionsIn(m map[string]any) []condition {
 	var out []condition
-	for _, item := range list(obj, "status", "conditions") {
-		m, ok := item.(map[string]any)
+	for _, item := range list(m, "conditions") {
+		c, ok := item.(map[string]any)
 		if !ok {
 			continue
 		}
 		out = append(out, condition{
-			Type:    str(m, "type"),
-			Status:  str(m, "status"),
-			Reason:  str(m, "reason"),
-			Message: str(m, "message"),
+			Type:    str(c, "type"),
+			Status:  str(c, "status"),
+			Reason:  str(c, "reason"),
+			Message: str(c, "message"),
 		})
 	}
 	return out

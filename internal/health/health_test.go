@@ -211,3 +211,23 @@ func TestWorst(t *testing.T) {
 func object(content map[string]any) *unstructured.Unstructured {
 	return &unstructured.Unstructured{Object: content}
 }
+
+func TestRollsUp(t *testing.T) {
+	tests := map[string]struct {
+		group, kind string
+		want        bool
+	}{
+		"a Deployment counts towards its app's health":           {group: "apps", kind: "Deployment", want: true},
+		"a Rollout counts towards its app's health":              {group: "argoproj.io", kind: "Rollout", want: true},
+		"a child Application does not (app of apps)":             {group: "argoproj.io", kind: "Application", want: false},
+		"an Application kind of another group counts as usual":   {group: "example.com", kind: "Application", want: true},
+		"an ApplicationSet counts, as Argo CD judges it as well": {group: "argoproj.io", kind: "ApplicationSet", want: true},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if got := RollsUp(tc.group, tc.kind); got != tc.want {
+				t.Errorf("RollsUp(%q, %q) = %v, want %v", tc.group, tc.kind, got, tc.want)
+			}
+		})
+	}
+}

@@ -7,6 +7,18 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
+// ignoreRestartPolicyAnnotation marks a pod whose restartPolicy Never or
+// OnFailure does not make it a finite one: operators (KubeVirt's
+// virt-launcher, database operators) run long-lived pods that way. Such a
+// running pod is judged by readiness, as Argo CD does when the annotation is
+// present, whatever its value.
+const ignoreRestartPolicyAnnotation = "argocd.argoproj.io/ignore-restart-policy"
+
+func ignoresRestartPolicy(obj *unstructured.Unstructured) bool {
+	_, ok := obj.GetAnnotations()[ignoreRestartPolicyAnnotation]
+	return ok
+}
+
 // podHealth judges a pod by its phase, except that a long-running pod
 // (restartPolicy Always) whose containers are stuck waiting on an error is
 // Degraded whatever its phase: an ImagePullBackOff pod stays Pending forever.
@@ -59,7 +71,7 @@ func podHealth(obj *unstructured.Unstructured) Result {
 		}
 		return Result{Status: Degraded}
 	case "Running":
-		if policy != "Always" {
+		if policy != "Always" && !ignoresRestartPolicy(obj) {
 			return Result{Status: Progressing, Message: message}
 		}
 		if podReady(o) {

@@ -133,7 +133,13 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 	if err := mgr.Add(events); err != nil {
 		return err
 	}
-	apps, err := addApplicationController(mgr, cfg, opts, config, events, applications)
+	// The cluster Secrets, followed on every replica: the controllers and
+	// the API resolve destinations through them.
+	registry := clusters.NewSecrets(config, config, opts.Namespace)
+	if err := mgr.Add(registry); err != nil {
+		return err
+	}
+	apps, err := addApplicationController(mgr, cfg, opts, config, registry, events, applications)
 	if err != nil {
 		return err
 	}
@@ -282,7 +288,7 @@ func (onEveryReplica) NeedLeaderElection() bool { return false }
 
 // addApplicationController wires the repo server, the cluster cache and the
 // sync engine into the Application controller.
-func addApplicationController(mgr ctrl.Manager, cfg *rest.Config, opts Options, config client.Reader, events *eventrecorder.Sink, applications *kubeclient.Applications) (*application.Reconciler, error) {
+func addApplicationController(mgr ctrl.Manager, cfg *rest.Config, opts Options, config client.Reader, registry clusters.Registry, events *eventrecorder.Sink, applications *kubeclient.Applications) (*application.Reconciler, error) {
 	repo, err := reposerver.NewInDir(opts.CacheDir, reposerver.Options{
 		Credentials: reposerver.SecretCredentials(config, opts.Namespace),
 		Projects:    reposerver.CachedProjects(mgr.GetCache(), opts.Namespace),
@@ -331,7 +337,7 @@ func addApplicationController(mgr ctrl.Manager, cfg *rest.Config, opts Options, 
 		APIReader:        mgr.GetAPIReader(),
 		Namespace:        opts.Namespace,
 		ManagedNamespace: managedNamespace(opts),
-		Clusters:         clusters.NewStatic(),
+		Clusters:         registry,
 		Repo:             repo,
 		Cache:            live,
 		Engine:           newEngine(direct),

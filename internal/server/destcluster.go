@@ -30,7 +30,7 @@ func (s *Server) renderer(app *v1alpha1.Application) (*appops.Renderer, error) {
 	if err != nil {
 		return nil, err
 	}
-	if cluster.Server == clusters.InClusterServer {
+	if cluster.IsInCluster() {
 		return &appops.Renderer{Repo: s.Repo, Dynamic: s.Dynamic, Mapper: s.Mapper, KubeVersion: s.KubeVersion}, nil
 	}
 	reader, err := s.liveReaderOf(cluster)

@@ -15,8 +15,8 @@
 // tree.go (an app's live resource tree), resources.go (diffs, manifests
 // and live objects of an app), events.go (Kubernetes Events), stream.go
 // (server-sent event streams of apps and Rollouts), rollouts.go (the
-// Rollouts API), webhook.go (payloads and signatures), repourl.go (which
-// apps a push touches), refresh.go (asking the controller to refresh).
+// Rollouts API), clusters.go (the clusters API), webhook.go (payloads and
+// signatures), repourl.go (which apps a push touches), refresh.go (asking the controller to refresh).
 package server
 
 import (
@@ -262,6 +262,12 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle("DELETE /api/v1/applications/{name}", s.authenticated(s.handleDeleteApplication))
 	mux.Handle("GET /api/v1/projects", s.authenticated(s.handleListProjects))
 	mux.Handle("GET /api/v1/rollouts", s.authenticated(s.handleListRollouts))
+	mux.Handle("GET /api/v1/clusters", s.authenticated(s.handleListClusters))
+	mux.Handle("POST /api/v1/clusters", s.authenticated(s.handleCreateCluster))
+	mux.Handle("GET /api/v1/clusters/{id}", s.authenticated(s.handleGetCluster))
+	mux.Handle("PUT /api/v1/clusters/{id}", s.authenticated(s.handleUpdateCluster))
+	mux.Handle("DELETE /api/v1/clusters/{id}", s.authenticated(s.handleDeleteCluster))
+	mux.Handle("POST /api/v1/clusters/{id}/rotate-auth", s.authenticated(s.handleRotateClusterAuth))
 	mux.Handle("GET /api/v1/rollouts/{namespace}/{name}", s.authenticated(s.handleGetRollout))
 	mux.Handle("POST /api/v1/rollouts/{namespace}/{name}/{action}", s.authenticated(s.handleRolloutAction))
 	// "/" for every method, not "GET /": ServeMux refuses "GET /" next to

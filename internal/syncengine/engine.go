@@ -54,6 +54,9 @@ type Request struct {
 	DryRun bool
 	// IsModified, when set, lets ApplyOutOfSyncOnly skip unchanged objects.
 	IsModified func(desired, live *unstructured.Unstructured) bool
+	// IgnoreDifferences are the app's rules, whose fields an object with
+	// the RespectIgnoreDifferences option applies as they are live.
+	IgnoreDifferences []v1alpha1.ResourceIgnoreDifferences
 	// Resumed holds the results an earlier run of the same operation
 	// recorded before it was interrupted (a controller restart): a hook it
 	// completed is not run again, and one it started and that still exists
@@ -123,6 +126,10 @@ func (r *run) execute(ctx context.Context) Result {
 		if res.HookType != "" {
 			r.resumed[keyOf(res)] = res
 		}
+	}
+	if failed := r.failShared(tasks); failed > 0 {
+		return Result{Phase: v1alpha1.OperationFailed, Resources: r.results,
+			Message: fmt.Sprintf("%d of %d objects are managed by another application (FailOnSharedResource=true); nothing was applied", failed, countApplies(tasks))}
 	}
 	if failed := r.validate(ctx, tasks); failed > 0 {
 		return Result{Phase: v1alpha1.OperationFailed, Resources: r.results,

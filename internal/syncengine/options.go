@@ -22,6 +22,13 @@ type Options struct {
 	// SkipDryRunOnMissingResource skips validation of objects whose kind the
 	// API server does not know yet.
 	SkipDryRunOnMissingResource bool
+	// RespectIgnoreDifferences applies the fields the app's
+	// ignoreDifferences name as they are live (diff.RespectIgnores), so a
+	// sync leaves an HPA's replicas alone.
+	RespectIgnoreDifferences bool
+	// FailOnSharedResource fails the sync, before anything is applied, when
+	// an object it would apply is managed by another Application.
+	FailOnSharedResource bool
 	// Unsupported lists the options turned on that Skiff accepts but does
 	// not implement.
 	Unsupported []string
@@ -72,7 +79,11 @@ func (o Options) Merge(s string) (Options, error) {
 			}
 		case "SkipDryRunOnMissingResource":
 			o.SkipDryRunOnMissingResource = on
-		case "RespectIgnoreDifferences", "FailOnSharedResource", "ClientSideApplyMigration",
+		case "RespectIgnoreDifferences":
+			o.RespectIgnoreDifferences = on
+		case "FailOnSharedResource":
+			o.FailOnSharedResource = on
+		case "ClientSideApplyMigration",
 			// Argo CD's Force=true deletes and re-creates what cannot be
 			// patched; conflicts over the fields git sets are forced always.
 			"Force":

@@ -160,9 +160,14 @@ func TestParseOptions(t *testing.T) {
 				return o.CreateNamespace && o.ApplyOutOfSyncOnly && !o.Validate && o.PropagationPolicy == "background"
 			}},
 		"accepted but unimplemented options are reported": {
-			in: []string{"RespectIgnoreDifferences=true"}, check: func(o Options) bool { return len(o.Unsupported) == 1 }},
+			in: []string{"ClientSideApplyMigration=true"}, check: func(o Options) bool { return len(o.Unsupported) == 1 }},
 		"unimplemented options turned off are not reported": {
-			in: []string{"RespectIgnoreDifferences=false", "Force=false"}, check: func(o Options) bool { return len(o.Unsupported) == 0 }},
+			in: []string{"ClientSideApplyMigration=false", "Force=false"}, check: func(o Options) bool { return len(o.Unsupported) == 0 }},
+		"RespectIgnoreDifferences and FailOnSharedResource are understood": {
+			in: []string{"RespectIgnoreDifferences=true", "FailOnSharedResource=true"},
+			check: func(o Options) bool {
+				return o.RespectIgnoreDifferences && o.FailOnSharedResource && len(o.Unsupported) == 0
+			}},
 		"a bad propagation policy is refused": {
 			in: []string{"PrunePropagationPolicy=sideways"}, wantErr: true},
 		"an option without a value is refused": {

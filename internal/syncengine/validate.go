@@ -2,12 +2,40 @@ package syncengine
 
 import (
 	"context"
+	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
+	"github.com/skiffcd/skiff/internal/clustercache"
 )
+
+// sharedWith names the other Application that manages what t would apply,
+// when t fails on shared resources (FailOnSharedResource); "" otherwise.
+// The owner is read from the tracking annotation Skiff and Argo CD write.
+func sharedWith(t Task, app string) string {
+	if !t.Options.FailOnSharedResource || t.Desired == nil || t.Live == nil || t.Hook {
+		return ""
+	}
+	if owner := clustercache.OwningApp(t.Live, clustercache.TrackingAnnotationMode); owner != "" && owner != app {
+		return owner
+	}
+	return ""
+}
+
+// failShared records every task whose object another app manages, when
+// its FailOnSharedResource option is set, and returns how many there are.
+func (r *run) failShared(tasks []Task) int {
+	failed := 0
+	for _, t := range tasks {
+		if owner := sharedWith(t, r.req.App); owner != "" {
+			r.record(t, v1alpha1.ResultCodeSyncFailed, fmt.Sprintf("%s is managed by application %s (FailOnSharedResource=true)", describe(t), owner), "")
+			failed++
+		}
+	}
+	return failed
+}
 
 // validate dry-runs every apply; any failure means nothing is applied.
 func (r *run) validate(ctx context.Context, tasks []Task) int {

@@ -11,10 +11,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
 	"github.com/skiffcd/skiff/internal/clustercache"
+	"github.com/skiffcd/skiff/internal/diff"
 	"github.com/skiffcd/skiff/internal/rollout"
 )
 
@@ -117,14 +119,18 @@ func (r *run) applyWhenServed(ctx context.Context, t Task) error {
 // The response fills obj; a real write of a non-hook records it in
 // Result.Applied.
 func (r *run) apply(ctx context.Context, t Task, dryRun bool) error {
-	obj := t.Desired.DeepCopy()
-	if err := r.keepRolloutSelector(ctx, obj, t.Live); err != nil {
-		return err
-	}
-	var err error
-	if t.Options.Replace && !t.Hook {
-		err = r.replace(ctx, obj, dryRun)
-	} else {
+	var obj *unstructured.Unstructured
+	// A write built from the object as read carries its resourceVersion
+	// (toApply); a status update in between (a Deployment's, many times
+	// during a rollout) fails it, and it is built again from a new read.
+	err := retry.RetryOnConflict(retry.DefaultBackoff, func() error {
+		var err error
+		if obj, err = r.toApply(ctx, t); err != nil {
+			return err
+		}
+		if t.Options.Replace && !t.Hook {
+			return r.replace(ctx, obj, dryRun)
+		}
 		// Git wins for the fields it sets, whoever changed them since
 		// (kubectl scale, edit, patch): Argo CD's server-side apply forces
 		// conflicts too. Fields git does not set stay with their managers.
@@ -132,8 +138,8 @@ func (r *run) apply(ctx context.Context, t Task, dryRun bool) error {
 		if dryRun {
 			opts = append(opts, client.DryRunAll)
 		}
-		err = r.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj), opts...)
-	}
+		return r.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj), opts...)
+	})
 	if err == nil && !dryRun && !t.Hook {
 		r.mu.Lock()
 		if r.applied == nil {
@@ -145,26 +151,42 @@ func (r *run) apply(ctx context.Context, t Task, dryRun bool) error {
 	return err
 }
 
-// keepRolloutSelector keeps, in the Service obj, the pod-template hash its
-// Rollout put in the live Service's selector (rollout.KeepServiceSelector).
-// The hash is read at the moment of the write, and the write carries the
-// resourceVersion it was read at: a Rollout switching the Service in
-// between makes the write fail rather than put the old hash back.
-func (r *run) keepRolloutSelector(ctx context.Context, obj, cached *unstructured.Unstructured) error {
-	if cached == nil || cached.GetAnnotations()[rollout.AnnotationManagedBy] == "" {
-		return nil
+// toApply is the object to write for t: git's, with the pod-template hash
+// a Rollout put in a Service's selector kept (rollout.KeepServiceSelector)
+// and, with RespectIgnoreDifferences, the ignored fields as they are live
+// (diff.RespectIgnores). Both read the object at the moment of the write,
+// and the write then carries the resourceVersion it was read at: a
+// Rollout switching the Service, or an HPA scaling, in between makes the
+// write fail rather than put an old value back.
+func (r *run) toApply(ctx context.Context, t Task) (*unstructured.Unstructured, error) {
+	obj := t.Desired.DeepCopy()
+	if t.Live == nil || t.Hook {
+		return obj, nil
+	}
+	steered := t.Live.GetAnnotations()[rollout.AnnotationManagedBy] != ""
+	respect := t.Options.RespectIgnoreDifferences && len(r.req.IgnoreDifferences) > 0
+	if !steered && !respect {
+		return obj, nil
 	}
 	live := &unstructured.Unstructured{}
 	live.SetGroupVersionKind(obj.GroupVersionKind())
 	if err := r.Client.Get(ctx, client.ObjectKeyFromObject(obj), live); err != nil {
-		return client.IgnoreNotFound(err)
+		if apierrors.IsNotFound(err) {
+			return obj, nil
+		}
+		return nil, err
 	}
-	before, _, _ := unstructured.NestedStringMap(obj.Object, "spec", "selector")
-	rollout.KeepServiceSelector(obj, live)
-	if after, _, _ := unstructured.NestedStringMap(obj.Object, "spec", "selector"); len(after) != len(before) {
-		obj.SetResourceVersion(live.GetResourceVersion())
+	if steered {
+		rollout.KeepServiceSelector(obj, live)
 	}
-	return nil
+	if respect {
+		var err error
+		if obj, err = diff.RespectIgnores(obj, live, r.req.IgnoreDifferences); err != nil {
+			return nil, fmt.Errorf("RespectIgnoreDifferences: %w", err)
+		}
+	}
+	obj.SetResourceVersion(live.GetResourceVersion())
+	return obj, nil
 }
 
 func (r *run) replace(ctx context.Context, obj *unstructured.Unstructured, dryRun bool) error {

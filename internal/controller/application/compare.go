@@ -234,12 +234,13 @@ func resourceLess(a, b v1alpha1.ResourceStatus) bool {
 	return ka < kb
 }
 
-// appHealth is the worst health of the app's resources; the transition
-// time moves only when the status changes.
+// appHealth is the worst health of the app's resources, leaving out child
+// Applications as Argo CD does; the transition time moves only when the
+// status changes.
 func appHealth(prev v1alpha1.HealthStatus, resources []v1alpha1.ResourceStatus, now metav1.Time) v1alpha1.HealthStatus {
 	results := make([]health.Result, 0, len(resources))
 	for _, rs := range resources {
-		if rs.Health == nil || rs.RequiresPruning {
+		if rs.Health == nil || rs.RequiresPruning || !health.RollsUp(rs.Group, rs.Kind) {
 			continue
 		}
 		results = append(results, health.Result{Status: rs.Health.Status, Message: rs.Health.Message})

@@ -344,6 +344,9 @@ func (r *Reconciler) reconcileCompare(ctx context.Context, req ctrl.Request) (ct
 	if err := r.Cache.WaitForSync(ctx); err != nil {
 		return ctrl.Result{}, err
 	}
+	if !r.clustersRead() {
+		return ctrl.Result{RequeueAfter: registryReadWait}, nil
+	}
 	app := &v1alpha1.Application{}
 	if err := r.Client.Get(ctx, req.NamespacedName, app); err != nil {
 		if apierrors.IsNotFound(err) {

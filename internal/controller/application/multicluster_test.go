@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
@@ -29,8 +30,8 @@ import (
 // informers' back-off before they list again.
 const clusterWait = 2 * time.Minute
 
-// Apps in the local cluster and in two registered ones (east by name, west
-// by server) sync, prune and self-heal, each in its own cluster; a project
+// Apps in the local cluster and in two clusters registered by cluster
+// Secrets (east named by name, west by server) sync, prune and self-heal, each in its own cluster; a project
 // that denies west blocks its app there; west's API server stopped leaves
 // its app Unknown with a condition while the others stay Synced and
 // nothing is pruned, and restarted, the app is Synced again with the
@@ -39,8 +40,19 @@ const clusterWait = 2 * time.Minute
 func TestAppsDeployToRegisteredClusters(t *testing.T) {
 	ctx := context.Background()
 	east, west := startClusters(t)
-	reg := clusters.NewStatic(registered("east", east), registered("west", west))
 	argocd := cluster.Namespace(t)
+	reg := startSecretsRegistry(t, argocd)
+	secrets := map[string]*corev1.Secret{}
+	for name, tc := range map[string]*testcluster.Cluster{"east": east, "west": west} {
+		secret, err := registered(name, tc).ToSecret(argocd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cluster.Client(t).Create(ctx, secret); err != nil {
+			t.Fatal(err)
+		}
+		secrets[name] = secret
+	}
 	c, rec := startReconciler(t, argocd, 2*time.Second, func(r *Reconciler) {
 		r.Clusters = reg
 		r.Connect = testConnector(t)
@@ -169,7 +181,9 @@ func TestAppsDeployToRegisteredClusters(t *testing.T) {
 	})
 
 	t.Run("a cluster no longer registered is stopped and its apps invalid", func(t *testing.T) {
-		reg.Set(registered("east", east))
+		if err := c.Delete(ctx, secrets["west"]); err != nil {
+			t.Fatal(err)
+		}
 		waitApp(t, c, keys["west"], "west's app invalid", func(a *v1alpha1.Application) bool {
 			return conditionSays(a, v1alpha1.ApplicationConditionInvalidSpecError, "is not configured")
 		})
@@ -183,6 +197,22 @@ func TestAppsDeployToRegisteredClusters(t *testing.T) {
 			t.Errorf("west's objects after its registration went: %v", err)
 		}
 	})
+}
+
+// startSecretsRegistry follows the cluster Secrets of ns, as skiff server
+// does over its settings cache.
+func startSecretsRegistry(t *testing.T, ns string) *clusters.Secrets {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	settings, err := cache.New(cluster.Config, cache.Options{Scheme: testcluster.Scheme(t), DefaultNamespaces: map[string]cache.Config{ns: {}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = settings.Start(ctx) }()
+	reg := clusters.NewSecrets(settings, settings, ns)
+	go func() { _ = reg.Start(ctx) }()
+	return reg
 }
 
 // startClusters starts two more control planes, side by side.
@@ -206,7 +236,7 @@ func startClusters(t *testing.T) (east, west *testcluster.Cluster) {
 	return started[0], started[1]
 }
 
-// registered is c as a cluster Secret would register it.
+// registered is c as its cluster Secret registers it.
 func registered(name string, c *testcluster.Cluster) clusters.Cluster {
 	return clusters.Cluster{Name: name, Server: c.Config.Host, Config: clusters.Config{
 		BearerToken:     c.Config.BearerToken,

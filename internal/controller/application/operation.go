@@ -31,6 +31,9 @@ func (r *Reconciler) reconcileOperation(ctx context.Context, req ctrl.Request) (
 	if err := r.Cache.WaitForSync(ctx); err != nil {
 		return ctrl.Result{}, err
 	}
+	if !r.clustersRead() {
+		return ctrl.Result{RequeueAfter: registryReadWait}, nil
+	}
 	app := &v1alpha1.Application{}
 	if err := r.Client.Get(ctx, req.NamespacedName, app); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -192,7 +195,8 @@ func (r *Reconciler) sync(ctx context.Context, app *v1alpha1.Application, resume
 	}
 	result := tgt.engine.Run(withAppRequests(ctx, app, op.DryRun), syncengine.Request{
 		App: app.Name, Namespace: app.Spec.Destination.Namespace, Plan: plan, Options: opts, DryRun: op.DryRun,
-		NamespaceExists: r.namespaceExists(tgt.cache, app.Spec.Destination.Namespace),
+		NamespaceExists:   r.namespaceExists(tgt.cache, app.Spec.Destination.Namespace),
+		IgnoreDifferences: app.Spec.IgnoreDifferences,
 		IsModified: func(desired, live *unstructured.Unstructured) bool {
 			modified, err := r.diffs.Modified(app.Name, clustercache.KeyOf(desired).String(), desired, live, diff.Options{IgnoreDifferences: app.Spec.IgnoreDifferences, Schemas: r.Schemas})
 			return err != nil || modified
@@ -215,13 +219,14 @@ func (r *Reconciler) sync(ctx context.Context, app *v1alpha1.Application, resume
 // found the app OutOfSync; applying an object the same diff finds Synced
 // changes nothing, at two API calls each. With ignoreDifferences an object
 // can be Synced yet differ in an ignored field, which Argo CD's sync
-// overwrites (without RespectIgnoreDifferences), so those apps apply
+// overwrites unless RespectIgnoreDifferences is set, so those apps apply
 // everything; so do manual syncs, unless the option is set.
 func applyOutOfSyncOnly(app *v1alpha1.Application, opts syncengine.Options) bool {
 	if opts.ApplyOutOfSyncOnly {
 		return true
 	}
-	return app.Operation != nil && app.Operation.InitiatedBy.Automated && len(app.Spec.IgnoreDifferences) == 0
+	automated := app.Operation != nil && app.Operation.InitiatedBy.Automated
+	return automated && (len(app.Spec.IgnoreDifferences) == 0 || opts.RespectIgnoreDifferences)
 }
 
 // namespaceExists reports whether the cluster cache live has seen namespace ns.

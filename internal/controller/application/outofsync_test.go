@@ -16,10 +16,11 @@ func TestApplyOutOfSyncOnly(t *testing.T) {
 	manual := &v1alpha1.Operation{InitiatedBy: v1alpha1.OperationInitiator{Username: "admin"}}
 	ignore := []v1alpha1.ResourceIgnoreDifferences{{Kind: "Deployment", JSONPointers: []string{"/spec/replicas"}}}
 	tests := map[string]struct {
-		op     *v1alpha1.Operation
-		ignore []v1alpha1.ResourceIgnoreDifferences
-		option bool
-		want   bool
+		op      *v1alpha1.Operation
+		ignore  []v1alpha1.ResourceIgnoreDifferences
+		option  bool
+		respect bool
+		want    bool
 	}{
 		"an automated sync leaves synced objects alone":                    {op: automated, want: true},
 		"an automated sync of an app with ignoreDifferences applies all":   {op: automated, ignore: ignore},
@@ -27,6 +28,8 @@ func TestApplyOutOfSyncOnly(t *testing.T) {
 		"a manual sync with ApplyOutOfSyncOnly=true leaves synced objects": {op: manual, option: true, want: true},
 		"the option holds with ignoreDifferences too, as in Argo CD":       {op: manual, ignore: ignore, option: true, want: true},
 		"no operation (defensive) applies all":                             {},
+		// Synced then means equal but for fields the sync would keep as they are.
+		"with RespectIgnoreDifferences an automated sync leaves synced objects alone again": {op: automated, ignore: ignore, respect: true, want: true},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -34,6 +37,7 @@ func TestApplyOutOfSyncOnly(t *testing.T) {
 			app.Spec.IgnoreDifferences = tc.ignore
 			opts := syncengine.DefaultOptions()
 			opts.ApplyOutOfSyncOnly = tc.option
+			opts.RespectIgnoreDifferences = tc.respect
 			if got := applyOutOfSyncOnly(app, opts); got != tc.want {
 				t.Errorf("applyOutOfSyncOnly = %v, want %v", got, tc.want)
 			}

@@ -30,6 +30,9 @@ const (
 	// and when it returns.
 	clusterProbeInterval = 2 * time.Second
 	clusterProbeTimeout  = 5 * time.Second
+	// registryReadWait is how long an app waits again for the cluster
+	// Secrets to be read at start.
+	registryReadWait = 200 * time.Millisecond
 )
 
 // Connector builds the watch cache and the sync engine of a registered
@@ -91,6 +94,19 @@ type remoteSet struct {
 	appServer map[string]string
 }
 
+// clustersRead reports whether the registry has read the cluster Secrets
+// once: before, every registered destination would look unknown.
+func (r *Reconciler) clustersRead() bool {
+	s, ok := r.Clusters.(interface {
+		Snapshot() (clusters.Snapshot, bool)
+	})
+	if !ok {
+		return true
+	}
+	_, read := s.Snapshot()
+	return read
+}
+
 // targetOf is the target of the app named app as its last validation found
 // it: the local cluster's unless it deploys to a registered cluster, whose
 // unreachability (or stop) is an error; the target has no cache only when
@@ -118,7 +134,7 @@ func (r *Reconciler) localTarget() target {
 // to use it, and stopping those of the registered cluster app leaves when
 // it was the last.
 func (r *Reconciler) useCluster(app string, c clusters.Cluster) (target, error) {
-	if c.Server == clusters.InClusterServer {
+	if c.IsInCluster() {
 		r.releaseCluster(app)
 		return r.localTarget(), nil
 	}

@@ -21,12 +21,12 @@ func TestUnsupportedFields(t *testing.T) {
 		},
 		"sync options turned on that Skiff does not implement are named": {
 			spec: v1alpha1.ApplicationSpec{Source: &source, SyncPolicy: &v1alpha1.SyncPolicy{
-				SyncOptions: []string{"CreateNamespace=true", "RespectIgnoreDifferences=true", "FailOnSharedResource=true"}}},
-			want: "accepted but not implemented: spec.syncPolicy.syncOptions RespectIgnoreDifferences=true, FailOnSharedResource=true",
+				SyncOptions: []string{"CreateNamespace=true", "RespectIgnoreDifferences=true", "ClientSideApplyMigration=true", "Force=true"}}},
+			want: "accepted but not implemented: spec.syncPolicy.syncOptions ClientSideApplyMigration=true, Force=true",
 		},
 		"those options turned off are not": {
 			spec: v1alpha1.ApplicationSpec{Source: &source, SyncPolicy: &v1alpha1.SyncPolicy{
-				SyncOptions: []string{"RespectIgnoreDifferences=false"}}},
+				SyncOptions: []string{"ClientSideApplyMigration=false"}}},
 		},
 		"a plugin source and managed namespace metadata are named": {
 			spec: v1alpha1.ApplicationSpec{

@@ -239,3 +239,19 @@ func readFile(t *testing.T, path string) string {
 	}
 	return string(data)
 }
+
+// The seeds install Argo CD with a plain, client-side `kubectl apply -n
+// argocd -f install.yaml`: the same command installs Skiff. Client-side
+// apply stores each object in an annotation of at most 256 KiB, which the
+// largest CRD (the Rollout's) must fit.
+func TestClientSideApplyInstalls(t *testing.T) {
+	ns := "client-side"
+	kubectl(t, "create", "namespace", ns)
+	kubectl(t, "apply", "-n", ns, "-f", manifestsDir+"/namespace-install.yaml")
+	if got := kubectl(t, "-n", ns, "get", "deployment", "skiff-server", "-o", "jsonpath={.spec.template.spec.serviceAccountName}"); got != "skiff" {
+		t.Errorf("the client-side applied Deployment runs as %q, want skiff", got)
+	}
+	if got := kubectl(t, "get", "crd", "rollouts.argoproj.io", "-o", `jsonpath={.metadata.annotations.kubectl\.kubernetes\.io/last-applied-configuration}`); len(got) == 0 {
+		t.Error("the Rollout CRD has no last-applied-configuration after a client-side apply")
+	}
+}
