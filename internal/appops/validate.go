@@ -26,7 +26,7 @@ import (
 // checks every comparison and sync with it, the API server and the CLI
 // every app they write, so that all refuse the same apps, with the same
 // messages (ErrInvalid).
-func Validate(ctx context.Context, app *v1alpha1.Application, projects reposerver.ProjectFunc, reg clusters.Registry) (*v1alpha1.AppProject, clusters.Cluster, error) {
+func Validate(ctx context.Context, app *v1alpha1.Application, projects reposerver.ProjectFunc, reg ClusterResolver) (*v1alpha1.AppProject, clusters.Cluster, error) {
 	if err := CheckSpec(app); err != nil {
 		return nil, clusters.Cluster{}, err
 	}
@@ -48,13 +48,19 @@ func Validate(ctx context.Context, app *v1alpha1.Application, projects reposerve
 	return proj, cluster, nil
 }
 
+// ClusterResolver finds the cluster of a destination: a clusters.Registry,
+// or one clusters.Snapshot of the cluster Secrets.
+type ClusterResolver interface {
+	Resolve(dest v1alpha1.ApplicationDestination) (clusters.Cluster, error)
+}
+
 // localOnly is the registry of a Skiff given none: the in-cluster entry.
 var localOnly = clusters.NewStatic()
 
 // ResolveCluster finds the cluster dest names in reg (nil: the cluster
 // Skiff runs against only); an unknown one, or a name and a server of two
 // clusters, is ErrInvalid.
-func ResolveCluster(dest v1alpha1.ApplicationDestination, reg clusters.Registry) (clusters.Cluster, error) {
+func ResolveCluster(dest v1alpha1.ApplicationDestination, reg ClusterResolver) (clusters.Cluster, error) {
 	if reg == nil {
 		reg = localOnly
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
 	"github.com/skiffcd/skiff/internal/appops"
+	"github.com/skiffcd/skiff/internal/clusterops"
 	"github.com/skiffcd/skiff/internal/reposerver"
 	"github.com/skiffcd/skiff/internal/source"
 )
@@ -78,10 +79,13 @@ func (k *Kube) Get(ctx context.Context, name, refresh string) (*v1alpha1.Applica
 }
 
 // validate checks app as the API server and the controller do, reading
-// its project from the app's namespace. Destinations resolve to the
-// in-cluster entry only until the CLI reads cluster Secrets.
+// its project and the cluster Secrets from the app's namespace.
 func (k *Kube) validate(ctx context.Context, app *v1alpha1.Application) error {
-	_, _, err := appops.Validate(ctx, app, reposerver.CachedProjects(k.Client, app.Namespace), nil)
+	known, err := clusterops.Ops{Reader: k.Client, Namespace: app.Namespace}.Snapshot(ctx)
+	if err != nil {
+		return err
+	}
+	_, _, err = appops.Validate(ctx, app, reposerver.CachedProjects(k.Client, app.Namespace), known)
 	return err
 }
 
