@@ -6,7 +6,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
-	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
 	"github.com/skiffcd/skiff/internal/appops"
@@ -15,7 +14,7 @@ import (
 
 // liveReader reads the live objects of one registered cluster.
 type liveReader struct {
-	dynamic *dynamic.DynamicClient
+	dynamic dynamic.Interface
 	mapper  meta.RESTMapper
 }
 
@@ -69,15 +68,7 @@ func (s *Server) liveReaderOf(c clusters.Cluster) (*liveReader, error) {
 }
 
 func newLiveReader(cfg *rest.Config) (*liveReader, error) {
-	httpClient, err := rest.HTTPClientFor(cfg)
-	if err != nil {
-		return nil, err
-	}
-	dyn, err := dynamic.NewForConfigAndClient(cfg, httpClient)
-	if err != nil {
-		return nil, err
-	}
-	mapper, err := apiutil.NewDynamicRESTMapper(cfg, httpClient)
+	dyn, mapper, err := appops.LiveClients(cfg)
 	if err != nil {
 		return nil, err
 	}
