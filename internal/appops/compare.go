@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/yaml"
 
@@ -276,4 +277,22 @@ func QualifiedName(namespace, name string) string {
 		return name
 	}
 	return namespace + "/" + name
+}
+
+// LiveClients builds a Renderer's Dynamic and Mapper for the cluster
+// behind cfg; the mapper discovers kinds as they are asked for.
+func LiveClients(cfg *rest.Config) (dynamic.Interface, meta.RESTMapper, error) {
+	httpClient, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	dyn, err := dynamic.NewForConfigAndClient(cfg, httpClient)
+	if err != nil {
+		return nil, nil, err
+	}
+	mapper, err := apiutil.NewDynamicRESTMapper(cfg, httpClient)
+	if err != nil {
+		return nil, nil, err
+	}
+	return dyn, mapper, nil
 }

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
+	"github.com/skiffcd/skiff/internal/clusters"
 	"github.com/skiffcd/skiff/internal/project"
 )
 
@@ -29,14 +30,6 @@ func TestCheckSpec(t *testing.T) {
 		wantErr string
 	}{
 		"an app with a source and the local cluster by server is valid": {},
-		"the local cluster's server may end in a slash": {
-			change: func(a *v1alpha1.Application) { a.Spec.Destination.Server += "/" },
-		},
-		"the local cluster may be named instead": {
-			change: func(a *v1alpha1.Application) {
-				a.Spec.Destination = v1alpha1.ApplicationDestination{Name: "in-cluster", Namespace: "shop"}
-			},
-		},
 		"several sources are valid": {
 			change: func(a *v1alpha1.Application) {
 				a.Spec.Sources, a.Spec.Source = []v1alpha1.ApplicationSource{*a.Spec.Source, *a.Spec.Source}, nil
@@ -57,6 +50,44 @@ func TestCheckSpec(t *testing.T) {
 		"no destination cluster": {
 			change: func(a *v1alpha1.Application) { a.Spec.Destination.Server = "" }, wantErr: "spec.destination needs a server or a name",
 		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			app := validApp()
+			if tc.change != nil {
+				tc.change(app)
+			}
+			wantKind(t, CheckSpec(app), ErrInvalid, tc.wantErr)
+		})
+	}
+}
+
+func TestResolveCluster(t *testing.T) {
+	east := clusters.Cluster{Name: "east", Server: "https://east.example:6443"}
+	tests := map[string]struct {
+		change  func(*v1alpha1.Application)
+		reg     clusters.Registry
+		want    string
+		wantErr string
+	}{
+		"the local cluster by server is the in-cluster entry": {want: clusters.InClusterName},
+		"the local cluster's server may end in a slash": {
+			change: func(a *v1alpha1.Application) { a.Spec.Destination.Server += "/" }, want: clusters.InClusterName,
+		},
+		"the local cluster may be named instead": {
+			change: func(a *v1alpha1.Application) {
+				a.Spec.Destination = v1alpha1.ApplicationDestination{Name: "in-cluster", Namespace: "shop"}
+			},
+			want: clusters.InClusterName,
+		},
+		"a registered cluster is found by name": {
+			change: func(a *v1alpha1.Application) { a.Spec.Destination = v1alpha1.ApplicationDestination{Name: "east"} },
+			reg:    clusters.NewStatic(east), want: "east",
+		},
+		"a registered cluster is found by server": {
+			change: func(a *v1alpha1.Application) { a.Spec.Destination.Server = east.Server },
+			reg:    clusters.NewStatic(east), want: "east",
+		},
 		"another cluster's server": {
 			change:  func(a *v1alpha1.Application) { a.Spec.Destination.Server = "https://10.0.0.1:6443" },
 			wantErr: `cluster "https://10.0.0.1:6443" is not configured`,
@@ -66,7 +97,7 @@ func TestCheckSpec(t *testing.T) {
 		},
 		"the local server with another cluster's name": {
 			change:  func(a *v1alpha1.Application) { a.Spec.Destination.Name = "prod" },
-			wantErr: "is not configured",
+			wantErr: `is cluster "in-cluster", not "prod"`,
 		},
 	}
 	for name, tc := range tests {
@@ -75,7 +106,11 @@ func TestCheckSpec(t *testing.T) {
 			if tc.change != nil {
 				tc.change(app)
 			}
-			wantKind(t, CheckSpec(app), ErrInvalid, tc.wantErr)
+			got, err := ResolveCluster(app.Spec.Destination, tc.reg)
+			wantKind(t, err, ErrInvalid, tc.wantErr)
+			if got.Name != tc.want {
+				t.Errorf("ResolveCluster() = %q, want %q", got.Name, tc.want)
+			}
 		})
 	}
 }
@@ -111,7 +146,7 @@ func TestCheckProject(t *testing.T) {
 			if tc.change != nil {
 				tc.change(app)
 			}
-			err := CheckProject(app, team)
+			err := CheckProject(app, team, clusters.InCluster())
 			wantKind(t, err, ErrInvalid, tc.wantErr)
 			if err != nil && !errors.Is(err, project.ErrNotPermitted) {
 				t.Errorf("%v is not project.ErrNotPermitted", err)
@@ -144,13 +179,13 @@ func TestValidate(t *testing.T) {
 			app := validApp()
 			app.Spec.Project = tc.project
 			asked := ""
-			proj, err := Validate(context.Background(), app, func(_ context.Context, name string) (*v1alpha1.AppProject, error) {
+			proj, _, err := Validate(context.Background(), app, func(_ context.Context, name string) (*v1alpha1.AppProject, error) {
 				asked = name
 				if tc.read != nil {
 					return nil, tc.read
 				}
 				return project.Default("argocd"), nil
-			})
+			}, nil)
 			if asked != tc.wantAsked {
 				t.Errorf("asked for project %q, want %q", asked, tc.wantAsked)
 			}
@@ -170,10 +205,10 @@ func TestValidate(t *testing.T) {
 	}
 	app := validApp()
 	app.Spec.Source = nil
-	if _, err := Validate(context.Background(), app, func(context.Context, string) (*v1alpha1.AppProject, error) {
+	if _, _, err := Validate(context.Background(), app, func(context.Context, string) (*v1alpha1.AppProject, error) {
 		t.Error("the project was read for an app whose spec is invalid")
 		return nil, nil
-	}); !errors.Is(err, ErrInvalid) {
+	}, nil); !errors.Is(err, ErrInvalid) {
 		t.Errorf("got %v, want ErrInvalid", err)
 	}
 }

@@ -65,8 +65,8 @@ type Ops struct {
 	Namespace string
 }
 
-// snapshot reads the clusters as the controller sees them.
-func (o Ops) snapshot(ctx context.Context) (clusters.Snapshot, error) {
+// Snapshot reads the clusters as the controller sees them.
+func (o Ops) Snapshot(ctx context.Context) (clusters.Snapshot, error) {
 	var secrets corev1.SecretList
 	if err := o.Reader.List(ctx, &secrets, client.InNamespace(o.Namespace),
 		client.MatchingLabels{clusters.SecretTypeLabel: clusters.SecretTypeCluster}); err != nil {
@@ -118,7 +118,7 @@ func of(p clusters.Cluster, apps []string) Cluster {
 
 // List returns every cluster, with the apps targeting each.
 func (o Ops) List(ctx context.Context) (List, error) {
-	snap, err := o.snapshot(ctx)
+	snap, err := o.Snapshot(ctx)
 	if err != nil {
 		return List{}, err
 	}
@@ -146,7 +146,7 @@ func find(snap clusters.Snapshot, serverOrName string) (clusters.Cluster, error)
 
 // resolve reads the clusters and finds the one of a server URL or name.
 func (o Ops) resolve(ctx context.Context, serverOrName string) (clusters.Snapshot, clusters.Cluster, error) {
-	snap, err := o.snapshot(ctx)
+	snap, err := o.Snapshot(ctx)
 	if err != nil {
 		return clusters.Snapshot{}, clusters.Cluster{}, err
 	}
@@ -183,7 +183,7 @@ func (o Ops) Save(ctx context.Context, c clusters.Cluster, upsert bool) (Cluster
 	if c.Name == "" {
 		c.Name = c.Server
 	}
-	snap, err := o.snapshot(ctx)
+	snap, err := o.Snapshot(ctx)
 	if err != nil {
 		return Cluster{}, err
 	}

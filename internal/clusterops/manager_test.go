@@ -179,7 +179,7 @@ func managerTokens(t *testing.T, c client.Client) int {
 // storedCluster reads the cluster Secret as the registry does.
 func storedCluster(t *testing.T, ops Ops, name string) clusters.Cluster {
 	t.Helper()
-	snap, err := ops.snapshot(context.Background())
+	snap, err := ops.Snapshot(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

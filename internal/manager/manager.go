@@ -24,6 +24,7 @@ import (
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
 	"github.com/skiffcd/skiff/internal/clustercache"
+	"github.com/skiffcd/skiff/internal/clusters"
 	analysiscontroller "github.com/skiffcd/skiff/internal/controller/analysis"
 	"github.com/skiffcd/skiff/internal/controller/application"
 	"github.com/skiffcd/skiff/internal/controller/notification"
@@ -132,7 +133,13 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 	if err := mgr.Add(events); err != nil {
 		return err
 	}
-	apps, err := addApplicationController(mgr, cfg, opts, config, events, applications)
+	// The cluster Secrets, followed on every replica: the controllers and
+	// the API resolve destinations through them.
+	registry := clusters.NewSecrets(config, config, opts.Namespace)
+	if err := mgr.Add(registry); err != nil {
+		return err
+	}
+	apps, err := addApplicationController(mgr, cfg, opts, config, registry, events, applications)
 	if err != nil {
 		return err
 	}
@@ -281,7 +288,7 @@ func (onEveryReplica) NeedLeaderElection() bool { return false }
 
 // addApplicationController wires the repo server, the cluster cache and the
 // sync engine into the Application controller.
-func addApplicationController(mgr ctrl.Manager, cfg *rest.Config, opts Options, config client.Reader, events *eventrecorder.Sink, applications *kubeclient.Applications) (*application.Reconciler, error) {
+func addApplicationController(mgr ctrl.Manager, cfg *rest.Config, opts Options, config client.Reader, registry clusters.Registry, events *eventrecorder.Sink, applications *kubeclient.Applications) (*application.Reconciler, error) {
 	repo, err := reposerver.NewInDir(opts.CacheDir, reposerver.Options{
 		Credentials: reposerver.SecretCredentials(config, opts.Namespace),
 		Projects:    reposerver.CachedProjects(mgr.GetCache(), opts.Namespace),
@@ -330,18 +337,44 @@ func addApplicationController(mgr ctrl.Manager, cfg *rest.Config, opts Options, 
 		APIReader:        mgr.GetAPIReader(),
 		Namespace:        opts.Namespace,
 		ManagedNamespace: managedNamespace(opts),
+		Clusters:         registry,
 		Repo:             repo,
 		Cache:            live,
-		Engine: &syncengine.Engine{Client: kubeclient.NewScopeMemo(direct), Health: func(u *unstructured.Unstructured) (v1alpha1.HealthStatusCode, string) {
-			res := health.Assess(u)
-			return res.Status, res.Message
-		}},
+		Engine:           newEngine(direct),
+		Connect:          connectCluster(mgr, opts),
 		Recorder:         events.Recorder("skiff-application-controller"),
 		RefreshPeriod:    opts.RefreshPeriod,
 		CompareWorkers:   opts.CompareWorkers,
 		OperationWorkers: opts.OperationWorkers,
 	}
 	return r, r.SetupWithManager(mgr)
+}
+
+// newEngine is a sync engine writing through c, which asks every object's
+// scope once (see kubeclient).
+func newEngine(c client.Client) *syncengine.Engine {
+	return &syncengine.Engine{Client: kubeclient.NewScopeMemo(c), Health: func(u *unstructured.Unstructured) (v1alpha1.HealthStatusCode, string) {
+		res := health.Assess(u)
+		return res.Status, res.Message
+	}}
+}
+
+// connectCluster builds the watch cache and the sync engine of a
+// registered cluster as those of the local one, with the client limits of
+// Skiff's own; its kinds are discovered from it, lazily.
+func connectCluster(mgr ctrl.Manager, opts Options) application.Connector {
+	return func(cfg *rest.Config) (*clustercache.Cache, *syncengine.Engine, error) {
+		cfg = clientConfig(cfg, opts)
+		live, err := clustercache.New(cfg, clustercache.Options{Health: health.StatusText})
+		if err != nil {
+			return nil, nil, err
+		}
+		direct, err := client.New(application.CountAppRequests(cfg), client.Options{Scheme: mgr.GetScheme()})
+		if err != nil {
+			return nil, nil, fmt.Errorf("building the sync client: %w", err)
+		}
+		return live, newEngine(direct), nil
+	}
 }
 
 // addAPIServer runs the API server on its own port. It reads Applications
@@ -380,6 +413,7 @@ func addAPIServer(mgr ctrl.Manager, opts Options, apps *application.Reconciler, 
 		Mapper:      mgr.GetRESTMapper(),
 		KubeVersion: version.GitVersion,
 		Informers:   mgr.GetCache(),
+		Clusters:    apps.Clusters,
 		Options:     opts.API,
 		Log:         slog.New(logr.ToSlogHandler(mgr.GetLogger().WithName("api-server"))),
 	})

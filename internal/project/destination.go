@@ -1,6 +1,7 @@
 package project
 
 import (
+	"cmp"
 	"fmt"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
@@ -17,10 +18,26 @@ import (
 // later). The local cluster may be given as server InClusterServer or name
 // InClusterName: each stands for the other.
 func CheckDestination(p *v1alpha1.AppProject, server, name, namespace string) error {
+	return CheckClusterDestination(p, server, name, namespace, server, "")
+}
+
+// CheckClusterDestination is CheckDestination for a destination (server
+// and name as the app gives them) that names a known cluster, whose
+// address is clusterServer and whose project is clusterProject ("" when
+// it is not project-scoped). As Argo CD infers the server of a named
+// destination, an entry's server glob matches clusterServer; its name glob
+// matches the name the app gave. A project with
+// permitOnlyProjectScopedClusters permits only the clusters scoped to it.
+func CheckClusterDestination(p *v1alpha1.AppProject, server, name, namespace, clusterServer, clusterProject string) error {
 	if p == nil {
 		return errNilProject
 	}
-	if destinationPermitted(p.Spec.Destinations, server, name, namespace) {
+	if destinationPermitted(p.Spec.Destinations, clusterServer, name, namespace) {
+		if p.Spec.PermitOnlyProjectScopedClusters && clusterProject != p.Name {
+			return &notPermittedError{msg: fmt.Sprintf(
+				"application destination cluster '%s' is not scoped to project '%s', which permits only its own clusters",
+				cmp.Or(name, clusterServer), p.Name)}
+		}
 		return nil
 	}
 	if server == "" && name != "" {

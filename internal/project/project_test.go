@@ -392,3 +392,53 @@ func TestCheckResource(t *testing.T) {
 		})
 	}
 }
+
+func TestCheckClusterDestination(t *testing.T) {
+	type dst = v1alpha1.ApplicationDestination
+	const east = "https://east.example:6443"
+	tests := map[string]struct {
+		spec                          v1alpha1.AppProjectSpec
+		server, name                  string
+		clusterServer, clusterProject string
+		wantErr                       string
+	}{
+		"a named destination matches an entry for its cluster's server": {
+			spec: v1alpha1.AppProjectSpec{Destinations: []dst{{Server: east, Namespace: "*"}}},
+			name: "east", clusterServer: east,
+		},
+		"a named destination is denied by its cluster's denied server": {
+			spec: v1alpha1.AppProjectSpec{Destinations: []dst{{Server: "*", Namespace: "*"}, {Server: "!" + east, Namespace: "*"}}},
+			name: "east", clusterServer: east,
+			wantErr: "application destination name 'east' and namespace 'web' do not match any of the allowed destinations in project 'p'",
+		},
+		"a cluster denied by name is refused though its server is allowed": {
+			spec: v1alpha1.AppProjectSpec{Destinations: []dst{{Server: "*", Namespace: "*"}, {Name: "!east", Namespace: "*"}}},
+			name: "east", clusterServer: east,
+			wantErr: "application destination name 'east' and namespace 'web' do not match any of the allowed destinations in project 'p'",
+		},
+		"a project of its own clusters only refuses a shared cluster": {
+			spec:   v1alpha1.AppProjectSpec{Destinations: []dst{{Server: "*", Namespace: "*"}}, PermitOnlyProjectScopedClusters: true},
+			server: east, clusterServer: east,
+			wantErr: "application destination cluster 'https://east.example:6443' is not scoped to project 'p', which permits only its own clusters",
+		},
+		"a project of its own clusters only permits a cluster scoped to it": {
+			spec:   v1alpha1.AppProjectSpec{Destinations: []dst{{Server: "*", Namespace: "*"}}, PermitOnlyProjectScopedClusters: true},
+			server: east, clusterServer: east, clusterProject: "p",
+		},
+		"a cluster scoped to the project still needs a matching destination": {
+			spec:   v1alpha1.AppProjectSpec{Destinations: []dst{{Server: InClusterServer, Namespace: "*"}}, PermitOnlyProjectScopedClusters: true},
+			server: east, clusterServer: east, clusterProject: "p",
+			wantErr: "application destination server 'https://east.example:6443' and namespace 'web' do not match any of the allowed destinations in project 'p'",
+		},
+		"a cluster scoped to another project is usable where destinations permit it": {
+			spec:   v1alpha1.AppProjectSpec{Destinations: []dst{{Server: "*", Namespace: "*"}}},
+			server: east, clusterServer: east, clusterProject: "other",
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			err := CheckClusterDestination(proj(tc.spec), tc.server, tc.name, "web", tc.clusterServer, tc.clusterProject)
+			checkErr(t, err, tc.wantErr)
+		})
+	}
+}

@@ -23,7 +23,7 @@ const maxAppBytes = 1 << 20
 // (appops.Validate): a body it refuses is a 400. A missing default project
 // counts as Argo CD's default (the controller creates it).
 func (s *Server) validateApp(ctx context.Context, app *v1alpha1.Application) error {
-	_, err := appops.Validate(ctx, app, reposerver.CachedProjects(s.Client, s.Namespace))
+	_, _, err := appops.Validate(ctx, app, reposerver.CachedProjects(s.Client, s.Namespace), s.Clusters)
 	return err
 }
 

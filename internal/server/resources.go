@@ -27,12 +27,12 @@ func (s *Server) appRenderer(w http.ResponseWriter, r *http.Request, c *session)
 	if !ok {
 		return nil, nil, false
 	}
-	rend, err := s.renderer()
+	rend, err := s.renderer(app)
 	if err == nil && s.Repo == nil {
 		err = fmt.Errorf("%w: rendering is not configured", errNotReady)
 	}
 	if err != nil {
-		s.internalError(w, err)
+		s.renderError(w, err) // an unknown destination cluster is a 400
 		return nil, nil, false
 	}
 	return app, rend, true
@@ -143,7 +143,7 @@ func (s *Server) handleResource(w http.ResponseWriter, r *http.Request, c *sessi
 		if n.Group == group && n.Kind == kind && n.Namespace == namespace && n.Name == name {
 			obj = objects[n.UID]
 			if version != "" && version != n.Version {
-				rend, err := s.renderer()
+				rend, err := s.renderer(app)
 				if err == nil {
 					obj, err = rend.Live(r.Context(), schema.GroupVersionKind{Group: group, Version: version, Kind: kind}, namespace, name)
 				}

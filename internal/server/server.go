@@ -35,6 +35,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/skiffcd/skiff/internal/clusters"
 	"github.com/skiffcd/skiff/internal/reposerver"
 	"github.com/skiffcd/skiff/internal/server/ui"
 )
@@ -97,6 +98,9 @@ type Server struct {
 	// Informers (the manager's cache) feed the event streams; nil turns
 	// them off (503).
 	Informers cache.Informers
+	// Clusters resolves the destinations of the apps the API writes and
+	// reads; nil means the in-cluster entry only.
+	Clusters clusters.Registry
 	// Now is the clock; nil means time.Now.
 	Now     func() time.Time
 	Options Options
@@ -125,6 +129,8 @@ type Server struct {
 	streams            *streamHub
 	webhookSlots       chan struct{} // one per webhook payload read unverified
 	oidc               oidcProviders
+	liveReadersMu      sync.Mutex
+	liveReaders        map[string]*liveReader // registered clusters' clients, by server
 }
 
 func (s *Server) now() time.Time {

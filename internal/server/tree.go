@@ -22,7 +22,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
-	"github.com/skiffcd/skiff/internal/appops"
 	"github.com/skiffcd/skiff/internal/health"
 )
 
@@ -199,14 +198,6 @@ func podInfo(obj *unstructured.Unstructured) []infoItem {
 // when the server was built without a dynamic client.
 var errNoLiveReader = fmt.Errorf("%w: reading live resources is not configured", errNotReady)
 
-// renderer reads live objects and renders apps with the server's clients.
-func (s *Server) renderer() (*appops.Renderer, error) {
-	if s.Dynamic == nil || s.Mapper == nil {
-		return nil, errNoLiveReader
-	}
-	return &appops.Renderer{Repo: s.Repo, Dynamic: s.Dynamic, Mapper: s.Mapper, KubeVersion: s.KubeVersion}, nil
-}
-
 // childLists says which kinds of children an owner kind has.
 var childLists = map[string][]string{
 	"Deployment":  {"ReplicaSet", "Pod"},
@@ -223,7 +214,7 @@ var childLists = map[string][]string{
 // pod informer), only in the namespaces of the app's workloads and only
 // of the kinds those workloads own.
 func (s *Server) appTree(ctx context.Context, app *v1alpha1.Application) ([]resourceNode, map[types.UID]*unstructured.Unstructured, error) {
-	r, err := s.renderer()
+	r, err := s.renderer(app)
 	if err != nil {
 		return nil, nil, err
 	}

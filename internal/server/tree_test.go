@@ -25,9 +25,10 @@ import (
 
 // startFullServer is startServer with everything the resource endpoints and
 // the streams need: a dynamic client, a repo server and a started cache.
-func startFullServer(t *testing.T) *harness {
+// configure may set more of the Server.
+func startFullServer(t *testing.T, configure ...func(*Server)) *harness {
 	t.Helper()
-	return startServerWith(t, Options{}, func(s *Server) {
+	return startServerWith(t, Options{}, append([]func(*Server){func(s *Server) {
 		dyn, err := dynamic.NewForConfig(cluster.Config)
 		if err != nil {
 			t.Fatal(err)
@@ -37,7 +38,7 @@ func startFullServer(t *testing.T) *harness {
 			t.Fatal(err)
 		}
 		s.Informers = startCache(t, cache.Options{Scheme: s.Client.Scheme(), Mapper: s.Client.RESTMapper()})
-	})
+	}}, configure...)...)
 }
 
 // liveObject is a live object for the tree tests; owners get ownerReferences.

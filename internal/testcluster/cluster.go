@@ -72,6 +72,9 @@ type Cluster struct {
 	Dir string
 
 	procs []*process
+	// startAPI starts kube-apiserver as Start did: same port, certificate
+	// and credentials.
+	startAPI func(ctx context.Context) error
 }
 
 // Start runs a new control plane and waits until it can run pods.
@@ -134,7 +137,10 @@ func start(ctx context.Context, opts Options, bins Binaries, parent string) (_ *
 	if err := c.startEtcd(ctx, bins.Etcd, etcdClient, etcdPeer); err != nil {
 		return nil, err
 	}
-	if err := c.startAPIServer(ctx, bins.APIServer, etcdClient, apiPort, token, opts.Profiling); err != nil {
+	c.startAPI = func(ctx context.Context) error {
+		return c.startAPIServer(ctx, bins.APIServer, etcdClient, apiPort, token, opts.Profiling)
+	}
+	if err := c.startAPI(ctx); err != nil {
 		return nil, err
 	}
 	if err := c.startController(ctx, "kube-controller-manager", bins.ControllerManager, kcmPort,
@@ -175,6 +181,25 @@ func lockPortChoice(ctx context.Context, parent string) (func(), error) {
 	}
 	var once sync.Once
 	return func() { once.Do(func() { f.Close() }) }, nil // closing releases the lock
+}
+
+// StopAPIServer stops the cluster's kube-apiserver and leaves the other
+// components running: to its clients the cluster became unreachable.
+func (c *Cluster) StopAPIServer() {
+	for _, p := range c.procs {
+		if p.name == "kube-apiserver" {
+			p.stop(10 * time.Second)
+		}
+	}
+}
+
+// RestartAPIServer starts the kube-apiserver StopAPIServer stopped again,
+// on the same port with the same certificate and credentials, and waits
+// until it is ready.
+func (c *Cluster) RestartAPIServer(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, startTimeout)
+	defer cancel()
+	return c.startAPI(ctx)
 }
 
 // StartProcess runs another program for the lifetime of the cluster (the

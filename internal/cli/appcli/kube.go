@@ -16,6 +16,7 @@ import (
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
 	"github.com/skiffcd/skiff/internal/appops"
+	"github.com/skiffcd/skiff/internal/clusterops"
 	"github.com/skiffcd/skiff/internal/reposerver"
 	"github.com/skiffcd/skiff/internal/source"
 )
@@ -78,9 +79,13 @@ func (k *Kube) Get(ctx context.Context, name, refresh string) (*v1alpha1.Applica
 }
 
 // validate checks app as the API server and the controller do, reading
-// its project from the app's namespace.
+// its project and the cluster Secrets from the app's namespace.
 func (k *Kube) validate(ctx context.Context, app *v1alpha1.Application) error {
-	_, err := appops.Validate(ctx, app, reposerver.CachedProjects(k.Client, app.Namespace))
+	known, err := clusterops.Ops{Reader: k.Client, Namespace: app.Namespace}.Snapshot(ctx)
+	if err != nil {
+		return err
+	}
+	_, _, err = appops.Validate(ctx, app, reposerver.CachedProjects(k.Client, app.Namespace), known)
 	return err
 }
 
@@ -199,11 +204,26 @@ func (k *Kube) renderer(ctx context.Context, name string) (*appops.Renderer, *v1
 	if err != nil {
 		return nil, nil, err
 	}
-	dyn, err := dynamic.NewForConfig(k.Config)
+	// The live objects are those of the app's cluster.
+	known, err := clusterops.Ops{Reader: k.Client, Namespace: app.Namespace}.Snapshot(ctx)
 	if err != nil {
-		return nil, nil, fmt.Errorf("building the dynamic client: %w", err)
+		return nil, nil, err
 	}
-	disc, err := discovery.NewDiscoveryClientForConfig(k.Config)
+	dest, err := appops.ResolveCluster(app.Spec.Destination, known)
+	if err != nil {
+		return nil, nil, err
+	}
+	cfg, mapper := k.Config, k.Client.RESTMapper()
+	var dyn dynamic.Interface
+	if dest.IsInCluster() {
+		dyn, err = dynamic.NewForConfig(cfg)
+	} else if cfg, err = dest.RESTConfig(nil); err == nil {
+		dyn, mapper, err = appops.LiveClients(cfg)
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("building the clients of cluster %s: %w", dest.Name, err)
+	}
+	disc, err := discovery.NewDiscoveryClientForConfig(cfg)
 	if err != nil {
 		return nil, nil, fmt.Errorf("building the discovery client: %w", err)
 	}
@@ -212,6 +232,6 @@ func (k *Kube) renderer(ctx context.Context, name string) (*appops.Renderer, *v1
 		return nil, nil, fmt.Errorf("reading the server version: %w", err)
 	}
 	return &appops.Renderer{
-		Repo: repo, Dynamic: dyn, Mapper: k.Client.RESTMapper(), KubeVersion: version.GitVersion,
+		Repo: repo, Dynamic: dyn, Mapper: mapper, KubeVersion: version.GitVersion,
 	}, app, nil
 }

@@ -53,7 +53,7 @@ func (r *Reconciler) compare(ctx context.Context, app *v1alpha1.Application, har
 	conds := newConditions(app.Status.Conditions, now)
 	conds.set(v1alpha1.ApplicationConditionUnsupportedField, unsupportedFields(app))
 
-	proj, msg := r.validate(ctx, app)
+	proj, cluster, msg := r.validate(ctx, app)
 	if msg != "" {
 		conds.set(v1alpha1.ApplicationConditionInvalidSpecError, msg)
 		conds.clear(v1alpha1.ApplicationConditionComparisonError)
@@ -62,6 +62,18 @@ func (r *Reconciler) compare(ctx context.Context, app *v1alpha1.Application, har
 		return comparison{failed: true}
 	}
 	conds.clear(v1alpha1.ApplicationConditionInvalidSpecError)
+	tgt, err := r.useCluster(app.Name, cluster)
+	if err != nil {
+		// Nothing is known of the live state: no sync nor prune may
+		// follow, and the app's health is unknown until the cluster answers.
+		conds.set(v1alpha1.ApplicationConditionComparisonError, err.Error())
+		app.Status.Conditions = conds.list()
+		app.Status.Sync.Status = v1alpha1.SyncStatusCodeUnknown
+		if app.Status.Health.Status != v1alpha1.HealthStatusUnknown {
+			app.Status.Health = v1alpha1.HealthStatus{Status: v1alpha1.HealthStatusUnknown, Message: err.Error(), LastTransitionTime: &now}
+		}
+		return comparison{failed: true}
+	}
 
 	resp, err := r.Repo.Manifests(ctx, r.manifestRequest(app, hard, maxRevisionAge))
 	if err != nil {
@@ -82,8 +94,8 @@ func (r *Reconciler) compare(ctx context.Context, app *v1alpha1.Application, har
 	}
 	app.Status.SourceTypes, app.Status.SourceType = sourceTypes(app)
 
-	desired := appops.DefaultNamespaces(resp.Manifests, app.Spec.Destination.Namespace, r.Client.IsObjectNamespaced)
-	if violations := projectViolations(proj, app, desired, r.ManagedNamespace); violations != "" {
+	desired := appops.DefaultNamespaces(resp.Manifests, app.Spec.Destination.Namespace, tgt.isNamespaced)
+	if violations := projectViolations(proj, app, desired, cluster, r.ManagedNamespace); violations != "" {
 		conds.set(v1alpha1.ApplicationConditionInvalidSpecError, violations)
 	}
 
@@ -93,9 +105,9 @@ func (r *Reconciler) compare(ctx context.Context, app *v1alpha1.Application, har
 	}
 	// Before the live objects are read: a change in between shows as a new
 	// version next time rather than going unseen.
-	versions := r.Cache.Versions(app.Name, keys)
-	live := withWritten(r.Cache.AppObjects(app.Name), written)
-	resources, syncStatus := r.resourceStatuses(ctx, app, desired, keys, live, written)
+	versions := tgt.cache.Versions(app.Name, keys)
+	live := withWritten(tgt.cache.AppObjects(app.Name), written)
+	resources, syncStatus := r.resourceStatuses(ctx, tgt.cache, app, desired, keys, live, written)
 	app.Status.Resources = resources
 	app.Status.Sync.Status = syncStatus
 	app.Status.Health = appHealth(app.Status.Health, resources, now)
@@ -154,7 +166,7 @@ func newer(cached, written *unstructured.Unstructured) *unstructured.Unstructure
 // with its live one (just written, or cached; read whole from the API
 // server when no app tracks it yet), and lists live objects git no longer
 // has as requiring pruning.
-func (r *Reconciler) resourceStatuses(ctx context.Context, app *v1alpha1.Application, desired []*unstructured.Unstructured, keys []clustercache.ResourceKey, live []*unstructured.Unstructured, written map[clustercache.ResourceKey]*unstructured.Unstructured) ([]v1alpha1.ResourceStatus, v1alpha1.SyncStatusCode) {
+func (r *Reconciler) resourceStatuses(ctx context.Context, cache *clustercache.Cache, app *v1alpha1.Application, desired []*unstructured.Unstructured, keys []clustercache.ResourceKey, live []*unstructured.Unstructured, written map[clustercache.ResourceKey]*unstructured.Unstructured) ([]v1alpha1.ResourceStatus, v1alpha1.SyncStatusCode) {
 	sync := v1alpha1.SyncStatusCodeSynced
 	var out []v1alpha1.ResourceStatus
 	seen := map[clustercache.ResourceKey]bool{}
@@ -164,7 +176,7 @@ func (r *Reconciler) resourceStatuses(ctx context.Context, app *v1alpha1.Applica
 		if hook.IsHook(d) {
 			continue // hooks run during syncs; they are not part of the state
 		}
-		cached, _, err := r.Cache.GetFull(ctx, key)
+		cached, _, err := cache.GetFull(ctx, key)
 		liveObj := newer(cached, written[key])
 		rs := resourceStatus(d)
 		modified := false

@@ -26,12 +26,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
 	"github.com/skiffcd/skiff/internal/appops"
 	"github.com/skiffcd/skiff/internal/clustercache"
+	"github.com/skiffcd/skiff/internal/clusters"
 	"github.com/skiffcd/skiff/internal/diff"
 	"github.com/skiffcd/skiff/internal/ownwrites"
 	"github.com/skiffcd/skiff/internal/reposerver"
@@ -75,10 +77,15 @@ type Reconciler struct {
 	// namespace apps may deploy to: an app with another destination or a
 	// cluster-scoped object gets an InvalidSpecError and is not synced.
 	ManagedNamespace string
-	Repo             *reposerver.Server
-	Cache            *clustercache.Cache
-	Engine           *syncengine.Engine
-	Recorder         events.EventRecorder
+	// Clusters resolves destinations; nil means the in-cluster entry only.
+	Clusters clusters.Registry
+	// Connect builds the watch cache and sync engine of a registered
+	// cluster; nil leaves apps deploying to one with a ComparisonError.
+	Connect  Connector
+	Repo     *reposerver.Server
+	Cache    *clustercache.Cache
+	Engine   *syncengine.Engine
+	Recorder events.EventRecorder
 	// Schemas gives custom resources' defaults to comparisons; nil means
 	// those of the CRDs Skiff ships only.
 	Schemas diff.Schemas
@@ -112,6 +119,8 @@ type Reconciler struct {
 	// (RefreshApps), no comparison has taken yet, with when it was asked.
 	refreshMu sync.Mutex
 	refreshes map[string]time.Time
+	// remotes are the registered clusters apps deploy to.
+	remotes remoteSet
 }
 
 func (r *Reconciler) now() time.Time {
@@ -140,6 +149,16 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	r.compareCoalesced = make(comparisonRequests, 1024)
 	r.Cache.Subscribe(r.liveChange)
 	r.Repo.OnRevisionMove(r.compareAppsOnMove)
+	if r.Clusters != nil {
+		r.Clusters.Subscribe(r.clustersChanged)
+	}
+	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+		<-ctx.Done()
+		r.stopClusters()
+		return nil
+	})); err != nil {
+		return err
+	}
 
 	inNamespace := predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetNamespace() == r.Namespace })
 	err := ctrl.NewControllerManagedBy(mgr).
@@ -325,6 +344,9 @@ func (r *Reconciler) reconcileCompare(ctx context.Context, req ctrl.Request) (ct
 	if err := r.Cache.WaitForSync(ctx); err != nil {
 		return ctrl.Result{}, err
 	}
+	if !r.clustersRead() {
+		return ctrl.Result{RequeueAfter: registryReadWait}, nil
+	}
 	app := &v1alpha1.Application{}
 	if err := r.Client.Get(ctx, req.NamespacedName, app); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -333,6 +355,7 @@ func (r *Reconciler) reconcileCompare(ctx context.Context, req ctrl.Request) (ct
 			r.diffs.Forget(req.Name)
 			r.compared.forget(req.Name)
 			r.operationStarts.forget(req.NamespacedName)
+			r.releaseCluster(req.Name)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -529,19 +552,19 @@ func (r *Reconciler) recordHealthChange(app *v1alpha1.Application, prev v1alpha1
 }
 
 // validate checks the app as the API server and the CLI do
-// (appops.Validate) and returns its project; a message explains a spec
-// Skiff cannot act on.
-func (r *Reconciler) validate(ctx context.Context, app *v1alpha1.Application) (*v1alpha1.AppProject, string) {
-	proj, err := appops.Validate(ctx, app, func(ctx context.Context, _ string) (*v1alpha1.AppProject, error) {
+// (appops.Validate) and returns its project and cluster; a message
+// explains a spec Skiff cannot act on.
+func (r *Reconciler) validate(ctx context.Context, app *v1alpha1.Application) (*v1alpha1.AppProject, clusters.Cluster, string) {
+	proj, cluster, err := appops.Validate(ctx, app, func(ctx context.Context, _ string) (*v1alpha1.AppProject, error) {
 		return r.project(ctx, app)
-	})
+	}, r.Clusters)
 	if err != nil {
-		return nil, err.Error()
+		return nil, clusters.Cluster{}, err.Error()
 	}
-	if msg := destinationOutOfScope(r.ManagedNamespace, app.Spec.Destination.Namespace); msg != "" {
-		return nil, msg
+	if msg := destinationOutOfScope(scopeOf(r.ManagedNamespace, cluster), app.Spec.Destination.Namespace); msg != "" {
+		return nil, clusters.Cluster{}, msg
 	}
-	return proj, ""
+	return proj, cluster, ""
 }
 
 // finalize deletes the app's resources when it carries the resources
@@ -555,12 +578,22 @@ func (r *Reconciler) finalize(ctx context.Context, app *v1alpha1.Application) (c
 	if finalizer == v1alpha1.FinalizerResourcesBackground {
 		policy = metav1.DeletePropagationBackground
 	}
-	remaining := r.Cache.AppObjects(app.Name)
+	// The app's cluster as its spec names it now: after a restart no
+	// comparison may have found it yet.
+	cluster, err := appops.ResolveCluster(app.Spec.Destination, r.Clusters)
+	if err != nil {
+		return ctrl.Result{}, fmt.Errorf("deleting the resources of %s: %w", app.Name, err)
+	}
+	tgt, err := r.useCluster(app.Name, cluster)
+	if err != nil {
+		return ctrl.Result{}, fmt.Errorf("deleting the resources of %s: %w", app.Name, err)
+	}
+	remaining := tgt.cache.AppObjects(app.Name)
 	for _, obj := range remaining {
 		if obj.GetDeletionTimestamp() != nil {
 			continue
 		}
-		if err := r.Engine.Client.Delete(withAppRequests(ctx, app, false), obj.DeepCopy(), client.PropagationPolicy(policy)); err != nil && !apierrors.IsNotFound(err) {
+		if err := tgt.engine.Client.Delete(withAppRequests(ctx, app, false), obj.DeepCopy(), client.PropagationPolicy(policy)); err != nil && !apierrors.IsNotFound(err) {
 			return ctrl.Result{}, fmt.Errorf("deleting %s: %w", clustercache.KeyOf(obj), err)
 		}
 	}

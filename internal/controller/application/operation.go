@@ -31,6 +31,9 @@ func (r *Reconciler) reconcileOperation(ctx context.Context, req ctrl.Request) (
 	if err := r.Cache.WaitForSync(ctx); err != nil {
 		return ctrl.Result{}, err
 	}
+	if !r.clustersRead() {
+		return ctrl.Result{RequeueAfter: registryReadWait}, nil
+	}
 	app := &v1alpha1.Application{}
 	if err := r.Client.Get(ctx, req.NamespacedName, app); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -136,12 +139,16 @@ func (r *Reconciler) sync(ctx context.Context, app *v1alpha1.Application, resume
 	if op == nil {
 		return syncengine.Result{}, nil, fmt.Errorf("only sync operations are supported")
 	}
-	proj, msg := r.validate(ctx, app)
+	proj, cluster, msg := r.validate(ctx, app)
 	if msg != "" {
 		return syncengine.Result{}, nil, fmt.Errorf("%s", msg)
 	}
-	if ok, reason := r.canSync(ctx, app); !ok {
+	if ok, reason := r.canSync(ctx, app, cluster); !ok {
 		return syncengine.Result{}, nil, fmt.Errorf("%s", reason)
+	}
+	tgt, err := r.useCluster(app.Name, cluster)
+	if err != nil {
+		return syncengine.Result{}, nil, err
 	}
 	srcs, pins := operationSources(app, op)
 	if resumed != nil {
@@ -160,8 +167,8 @@ func (r *Reconciler) sync(ctx context.Context, app *v1alpha1.Application, resume
 	} else {
 		syncResult.Source, syncResult.Revision = srcs[0], resp.Revisions[0]
 	}
-	desired := appops.DefaultNamespaces(resp.Manifests, app.Spec.Destination.Namespace, r.Client.IsObjectNamespaced)
-	if violations := projectViolations(proj, app, desired, r.ManagedNamespace); violations != "" {
+	desired := appops.DefaultNamespaces(resp.Manifests, app.Spec.Destination.Namespace, tgt.isNamespaced)
+	if violations := projectViolations(proj, app, desired, cluster, r.ManagedNamespace); violations != "" {
 		return syncengine.Result{}, syncResult, fmt.Errorf("%s", violations)
 	}
 
@@ -176,7 +183,7 @@ func (r *Reconciler) sync(ctx context.Context, app *v1alpha1.Application, resume
 	}
 	allowEmpty := app.Spec.SyncPolicy != nil && app.Spec.SyncPolicy.Automated != nil && app.Spec.SyncPolicy.Automated.AllowEmpty
 	plan, err := syncengine.NewPlan(syncengine.PlanInput{
-		Desired: desired, Live: r.Cache.AppObjects(app.Name), Options: opts,
+		Desired: desired, Live: tgt.cache.AppObjects(app.Name), Options: opts,
 		Prune: op.Prune, AllowEmpty: allowEmpty, Resources: selected,
 	})
 	if err != nil {
@@ -186,9 +193,9 @@ func (r *Reconciler) sync(ctx context.Context, app *v1alpha1.Application, resume
 	if resumed != nil {
 		recorded = resumed.Resources
 	}
-	result := r.Engine.Run(withAppRequests(ctx, app, op.DryRun), syncengine.Request{
+	result := tgt.engine.Run(withAppRequests(ctx, app, op.DryRun), syncengine.Request{
 		App: app.Name, Namespace: app.Spec.Destination.Namespace, Plan: plan, Options: opts, DryRun: op.DryRun,
-		NamespaceExists:   r.namespaceExists(app.Spec.Destination.Namespace),
+		NamespaceExists:   r.namespaceExists(tgt.cache, app.Spec.Destination.Namespace),
 		IgnoreDifferences: app.Spec.IgnoreDifferences,
 		IsModified: func(desired, live *unstructured.Unstructured) bool {
 			modified, err := r.diffs.Modified(app.Name, clustercache.KeyOf(desired).String(), desired, live, diff.Options{IgnoreDifferences: app.Spec.IgnoreDifferences, Schemas: r.Schemas})
@@ -222,16 +229,16 @@ func applyOutOfSyncOnly(app *v1alpha1.Application, opts syncengine.Options) bool
 	return automated && (len(app.Spec.IgnoreDifferences) == 0 || opts.RespectIgnoreDifferences)
 }
 
-// namespaceExists reports whether the cluster cache has seen namespace ns.
-func (r *Reconciler) namespaceExists(ns string) bool {
-	if ns == "" || r.Cache == nil {
+// namespaceExists reports whether the cluster cache live has seen namespace ns.
+func (r *Reconciler) namespaceExists(live *clustercache.Cache, ns string) bool {
+	if ns == "" || live == nil {
 		return false
 	}
 	if ns == r.ManagedNamespace {
 		// Skiff runs there; a namespaced install cannot read Namespaces.
 		return true
 	}
-	_, ok := r.Cache.Get(clustercache.ResourceKey{Kind: "Namespace", Name: ns})
+	_, ok := live.Get(clustercache.ResourceKey{Kind: "Namespace", Name: ns})
 	return ok
 }
 
@@ -356,8 +363,11 @@ func (r *Reconciler) retryOrFail(ctx context.Context, app *v1alpha1.Application,
 // linger in the cache until their watch event.
 func (r *Reconciler) finishOperation(ctx context.Context, app *v1alpha1.Application, phase v1alpha1.OperationPhase, message string, result *v1alpha1.SyncOperationResult, synced *syncengine.Result) error {
 	if synced != nil {
-		for _, obj := range synced.Applied {
-			r.Cache.Record(obj)
+		// The sync has just written there: the cluster answered.
+		if tgt, _ := r.targetOf(app.Name); tgt.cache != nil {
+			for _, obj := range synced.Applied {
+				tgt.cache.Record(obj)
+			}
 		}
 	}
 	orig := app.DeepCopy()

@@ -1,7 +1,6 @@
 package application
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"strings"
@@ -11,6 +10,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
+	"github.com/skiffcd/skiff/internal/appops"
+	"github.com/skiffcd/skiff/internal/clusters"
 	"github.com/skiffcd/skiff/internal/project"
 )
 
@@ -33,12 +34,14 @@ func (r *Reconciler) project(ctx context.Context, app *v1alpha1.Application) (*v
 	return proj, nil
 }
 
-// projectViolations lists the desired objects proj does not permit, and
-// those out of a namespaced install's scope (managed, see objectOutOfScope).
-func projectViolations(proj *v1alpha1.AppProject, app *v1alpha1.Application, desired []*unstructured.Unstructured, managed string) string {
+// projectViolations lists the desired objects proj does not permit in
+// cluster, and those out of the scope of the cluster and of a namespaced
+// install (managed, see scopeOf).
+func projectViolations(proj *v1alpha1.AppProject, app *v1alpha1.Application, desired []*unstructured.Unstructured, cluster clusters.Cluster, managed string) string {
 	var msgs []string
+	in := scopeOf(managed, cluster)
 	for _, obj := range desired {
-		if msg := objectOutOfScope(managed, obj); msg != "" {
+		if msg := objectOutOfScope(in, obj); msg != "" {
 			msgs = append(msgs, msg)
 			continue
 		}
@@ -49,8 +52,7 @@ func projectViolations(proj *v1alpha1.AppProject, app *v1alpha1.Application, des
 			continue
 		}
 		if namespaced && obj.GetNamespace() != app.Spec.Destination.Namespace {
-			d := app.Spec.Destination
-			if err := project.CheckDestination(proj, d.Server, d.Name, obj.GetNamespace()); err != nil {
+			if err := appops.CheckDestinationNamespace(proj, app.Spec.Destination, cluster, obj.GetNamespace()); err != nil {
 				msgs = append(msgs, fmt.Sprintf("%s %s/%s: %v", gvk.Kind, obj.GetNamespace(), obj.GetName(), err))
 			}
 		}
@@ -58,13 +60,12 @@ func projectViolations(proj *v1alpha1.AppProject, app *v1alpha1.Application, des
 	return strings.Join(msgs, "; ")
 }
 
-// canSync applies the project's sync windows.
-func (r *Reconciler) canSync(ctx context.Context, app *v1alpha1.Application) (bool, string) {
+// canSync applies the project's sync windows, which name clusters by name.
+func (r *Reconciler) canSync(ctx context.Context, app *v1alpha1.Application, cluster clusters.Cluster) (bool, string) {
 	proj, err := r.project(ctx, app)
 	if err != nil {
 		return false, err.Error()
 	}
 	manual := app.Operation != nil && !app.Operation.InitiatedBy.Automated
-	cluster := cmp.Or(app.Spec.Destination.Name, project.InClusterName)
-	return project.CanSync(proj, r.now(), app.Name, app.Spec.Destination.Namespace, cluster, manual)
+	return project.CanSync(proj, r.now(), app.Name, app.Spec.Destination.Namespace, cluster.Name, manual)
 }

@@ -4,11 +4,22 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/skiffcd/skiff/internal/clusters"
 )
+
+// shopCluster is a cluster whose Secret limits Skiff to two namespaces.
+var shopCluster = clusters.Cluster{Name: "shop", Server: "https://shop.example", Namespaces: []string{"shop-a", "shop-b"}}
+
+func withClusterResources(c clusters.Cluster) clusters.Cluster {
+	c.ClusterResources = true
+	return c
+}
 
 func TestDestinationOutOfScope(t *testing.T) {
 	tests := map[string]struct {
 		managed, dest string
+		cluster       clusters.Cluster
 		want          string
 	}{
 		"a cluster-wide install deploys anywhere":           {managed: "", dest: "shop"},
@@ -17,10 +28,14 @@ func TestDestinationOutOfScope(t *testing.T) {
 			want: `spec.destination.namespace "shop": this Skiff is a namespaced install and manages only namespace argocd`},
 		"a namespaced install refuses an empty destination namespace": {managed: "argocd", dest: "",
 			want: `spec.destination.namespace "": this Skiff is a namespaced install and manages only namespace argocd`},
+		"a cluster limited to namespaces takes a destination among them": {cluster: shopCluster, dest: "shop-b"},
+		"a cluster limited to namespaces refuses another": {cluster: shopCluster, dest: "web",
+			want: `spec.destination.namespace "web": cluster shop is limited to namespaces shop-a, shop-b`},
+		"a cluster without limits takes any namespace": {cluster: clusters.Cluster{Name: "east"}, dest: "web"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			if got := destinationOutOfScope(tc.managed, tc.dest); got != tc.want {
+			if got := destinationOutOfScope(scopeOf(tc.managed, tc.cluster), tc.dest); got != tc.want {
 				t.Errorf("destinationOutOfScope(%q, %q) = %q, want %q", tc.managed, tc.dest, got, tc.want)
 			}
 		})
@@ -38,6 +53,7 @@ func TestObjectOutOfScope(t *testing.T) {
 	}
 	tests := map[string]struct {
 		managed string
+		cluster clusters.Cluster
 		obj     *unstructured.Unstructured
 		want    string
 	}{
@@ -56,10 +72,20 @@ func TestObjectOutOfScope(t *testing.T) {
 		"a namespaced install refuses an object of another namespace": {
 			managed: "argocd", obj: object("v1", "ConfigMap", "shop", "settings"),
 			want: "ConfigMap shop/settings: this Skiff is a namespaced install and manages only namespace argocd"},
+		"a cluster limited to namespaces manages objects of them": {
+			cluster: shopCluster, obj: object("v1", "ConfigMap", "shop-a", "settings")},
+		"a cluster limited to namespaces refuses an object of another": {
+			cluster: shopCluster, obj: object("v1", "ConfigMap", "web", "settings"),
+			want: "ConfigMap web/settings: cluster shop is limited to namespaces shop-a, shop-b"},
+		"a cluster limited to namespaces refuses cluster-scoped objects without clusterResources": {
+			cluster: shopCluster, obj: object("v1", "Namespace", "", "shop-a"),
+			want: "Namespace shop-a is cluster-scoped: cluster shop is limited to namespaces shop-a, shop-b"},
+		"a cluster limited to namespaces with clusterResources manages cluster-scoped objects": {
+			cluster: withClusterResources(shopCluster), obj: object("v1", "Namespace", "", "shop-a")},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			if got := objectOutOfScope(tc.managed, tc.obj); got != tc.want {
+			if got := objectOutOfScope(scopeOf(tc.managed, tc.cluster), tc.obj); got != tc.want {
 				t.Errorf("objectOutOfScope() = %q, want %q", got, tc.want)
 			}
 		})

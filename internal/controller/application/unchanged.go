@@ -106,7 +106,8 @@ func (r *Reconciler) unchanged(ctx context.Context, app *v1alpha1.Application, m
 	}
 	// Cheapest first: a live change, the most common reason to compare
 	// other than a poll, shows here.
-	if r.Cache.Versions(app.Name, last.objects) != last.live {
+	tgt, err := r.targetOf(app.Name)
+	if err != nil || tgt.cache.Versions(app.Name, last.objects) != last.live {
 		return false
 	}
 	proj, err := r.project(ctx, app)
