@@ -57,14 +57,7 @@ func TestSyncTakesBackWhatKubectlChanged(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			e := newEngine(t)
 			ns := cluster.Namespace(t)
-			deployment, err := os.ReadFile("testdata/web-deployment.yaml")
-			if err != nil {
-				t.Fatal(err)
-			}
-			desired := manifests(t, ns, string(deployment))
-			if res := runSync(t, e, ns, desired, nil, false, false); res.Phase != v1alpha1.OperationSucceeded {
-				t.Fatalf("first sync: %s: %s", res.Phase, res.Message)
-			}
+			desired := manifests(t, ns, syncWeb(t, e, ns, "shop"))
 
 			tc.drift(t, ns)
 			drifted := live(t, e.Client, desired)[0]

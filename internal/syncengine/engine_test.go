@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -87,6 +88,26 @@ func runSync(t *testing.T, e *Engine, ns string, desired, liveObjs []*unstructur
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	return e.Run(ctx, Request{App: "shop", Namespace: ns, Plan: plan, Options: DefaultOptions(), DryRun: dryRun})
+}
+
+// syncWeb syncs testdata/web-deployment.yaml (two replicas of nginx:1.27)
+// into ns as app, and returns the manifest for the test to change.
+func syncWeb(t *testing.T, e *Engine, ns, app string) string {
+	t.Helper()
+	raw, err := os.ReadFile("testdata/web-deployment.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := NewPlan(PlanInput{Desired: manifests(t, ns, string(raw)), Options: DefaultOptions()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if res := e.Run(ctx, Request{App: app, Namespace: ns, Plan: plan, Options: DefaultOptions()}); res.Phase != v1alpha1.OperationSucceeded {
+		t.Fatalf("%s's first sync: %s: %s", app, res.Phase, res.Message)
+	}
+	return string(raw)
 }
 
 func resultFor(res Result, kind, name string) *v1alpha1.ResourceResult {

@@ -2,7 +2,6 @@ package syncengine
 
 import (
 	"context"
-	"os"
 	"strings"
 	"testing"
 
@@ -31,14 +30,8 @@ func TestRespectIgnoreDifferencesKeepsLiveValues(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			e := newEngine(t)
 			ns := cluster.Namespace(t)
-			deployment, err := os.ReadFile("testdata/web-deployment.yaml")
-			if err != nil {
-				t.Fatal(err)
-			}
-			desired := manifests(t, ns, string(deployment))
-			if res := runSync(t, e, ns, desired, nil, false, false); res.Phase != v1alpha1.OperationSucceeded {
-				t.Fatalf("first sync: %s: %s", res.Phase, res.Message)
-			}
+			deployment := syncWeb(t, e, ns, "shop")
+			desired := manifests(t, ns, deployment)
 			// An HPA scales through the scale subresource.
 			scale := &unstructured.Unstructured{}
 			scale.SetGroupVersionKind(desired[0].GroupVersionKind())
@@ -49,7 +42,7 @@ func TestRespectIgnoreDifferencesKeepsLiveValues(t *testing.T) {
 				t.Fatal(err)
 			}
 
-			newImage := manifests(t, ns, strings.Replace(string(deployment), "nginx:1.27", "nginx:1.28", 1))
+			newImage := manifests(t, ns, strings.Replace(deployment, "nginx:1.27", "nginx:1.28", 1))
 			opts, err := ParseOptions(tc.options)
 			if err != nil {
 				t.Fatal(err)

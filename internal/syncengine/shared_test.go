@@ -2,7 +2,6 @@ package syncengine
 
 import (
 	"context"
-	"os"
 	"strings"
 	"testing"
 
@@ -76,26 +75,15 @@ func TestFailOnSharedResource(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			e := newEngine(t)
 			ns := cluster.Namespace(t)
-			deployment, err := os.ReadFile("testdata/web-deployment.yaml")
-			if err != nil {
-				t.Fatal(err)
-			}
-			theirs := manifests(t, ns, string(deployment))
+			deployment := syncWeb(t, e, ns, "billing")
 			ctx := context.Background()
-			plan, err := NewPlan(PlanInput{Desired: theirs, Options: DefaultOptions()})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if res := e.Run(ctx, Request{App: "billing", Namespace: ns, Plan: plan, Options: DefaultOptions()}); res.Phase != v1alpha1.OperationSucceeded {
-				t.Fatalf("billing's sync: %s: %s", res.Phase, res.Message)
-			}
 
-			ours := manifests(t, ns, strings.Replace(string(deployment), "nginx:1.27", "nginx:1.28", 1))
+			ours := manifests(t, ns, strings.Replace(deployment, "nginx:1.27", "nginx:1.28", 1))
 			opts, err := ParseOptions(tc.options)
 			if err != nil {
 				t.Fatal(err)
 			}
-			plan, err = NewPlan(PlanInput{Desired: ours, Live: live(t, e.Client, ours), Options: opts})
+			plan, err := NewPlan(PlanInput{Desired: ours, Live: live(t, e.Client, ours), Options: opts})
 			if err != nil {
 				t.Fatal(err)
 			}
