@@ -14,7 +14,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/go-logr/logr"
 	"github.com/skiffcd/skiff/internal/crds"
 )
 
@@ -24,7 +26,10 @@ import (
 //	func TestMain(m *testing.M) { os.Exit(testcluster.RunMain(m, func(c *testcluster.Cluster) { cluster = c })) }
 //
 // A cluster that fails to start fails the binary: cluster tests never skip.
+// controller-runtime's logs are discarded (the tests read none; without a
+// logger it prints a stack trace instead).
 func RunMain(m *testing.M, use func(*Cluster)) int {
+	discardLogs.Do(func() { ctrllog.SetLogger(logr.Discard()) })
 	start := time.Now()
 	c, err := Start(context.Background(), Options{})
 	if err != nil {

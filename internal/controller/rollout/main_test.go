@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -22,7 +21,6 @@ import (
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/yaml"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
@@ -39,7 +37,6 @@ var cluster *testcluster.Cluster
 func TestMain(m *testing.M) {
 	// The controller logs nothing the tests read; without a logger
 	// controller-runtime prints a stack trace instead.
-	ctrllog.SetLogger(logr.Discard())
 	os.Exit(testcluster.RunMainWithCRDs(m, func(c *testcluster.Cluster) {
 		cluster = c
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
