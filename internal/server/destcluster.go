@@ -10,12 +10,16 @@ import (
 	"github.com/skiffcd/skiff/api/v1alpha1"
 	"github.com/skiffcd/skiff/internal/appops"
 	"github.com/skiffcd/skiff/internal/clusters"
+	"github.com/skiffcd/skiff/internal/crdschema"
 )
 
-// liveReader reads the live objects of one registered cluster.
+// liveReader reads the live objects of one cluster, and its CRDs'
+// defaults for comparisons (kept with the clients, so that diffs and trees
+// do not read the CRDs again on every request).
 type liveReader struct {
 	dynamic dynamic.Interface
 	mapper  meta.RESTMapper
+	schemas *crdschema.Source
 }
 
 // renderer reads live objects in app's cluster and renders apps with the
@@ -30,13 +34,14 @@ func (s *Server) renderer(app *v1alpha1.Application) (*appops.Renderer, error) {
 		return nil, err
 	}
 	if cluster.IsInCluster() {
-		return &appops.Renderer{Repo: s.Repo, Dynamic: s.Dynamic, Mapper: s.Mapper, KubeVersion: s.KubeVersion}, nil
+		s.localSchemasOnce.Do(func() { s.localSchemas = crdschema.New(s.Dynamic, s.Mapper) })
+		return &appops.Renderer{Repo: s.Repo, Dynamic: s.Dynamic, Mapper: s.Mapper, KubeVersion: s.KubeVersion, Schemas: s.localSchemas}, nil
 	}
 	reader, err := s.liveReaderOf(cluster)
 	if err != nil {
 		return nil, err
 	}
-	return &appops.Renderer{Repo: s.Repo, Dynamic: reader.dynamic, Mapper: reader.mapper}, nil
+	return &appops.Renderer{Repo: s.Repo, Dynamic: reader.dynamic, Mapper: reader.mapper, Schemas: reader.schemas}, nil
 }
 
 // liveReaderOf returns the clients of cluster c, built on first use and
@@ -72,5 +77,5 @@ func newLiveReader(cfg *rest.Config) (*liveReader, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &liveReader{dynamic: dyn, mapper: mapper}, nil
+	return &liveReader{dynamic: dyn, mapper: mapper, schemas: crdschema.New(dyn, mapper)}, nil
 }

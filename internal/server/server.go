@@ -36,6 +36,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/skiffcd/skiff/internal/clusters"
+	"github.com/skiffcd/skiff/internal/crdschema"
 	"github.com/skiffcd/skiff/internal/reposerver"
 	"github.com/skiffcd/skiff/internal/server/ui"
 )
@@ -131,6 +132,8 @@ type Server struct {
 	oidc               oidcProviders
 	liveReadersMu      sync.Mutex
 	liveReaders        map[string]*liveReader // registered clusters' clients, by server
+	localSchemasOnce   sync.Once
+	localSchemas       *crdschema.Source // the local cluster's CRD defaults, for diffs
 }
 
 func (s *Server) now() time.Time {
