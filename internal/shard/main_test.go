@@ -1,0 +1,14 @@
+package shard
+
+import (
+	"os"
+	"testing"
+
+	"github.com/skiffcd/skiff/internal/testcluster"
+)
+
+var cluster *testcluster.Cluster
+
+func TestMain(m *testing.M) {
+	os.Exit(testcluster.RunMainWithCRDs(m, func(c *testcluster.Cluster) { cluster = c }))
+}

@@ -1,0 +1,259 @@
+package shard
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+const (
+	// MemberLabel marks the Leases of the replicas that share the work.
+	MemberLabel = "skiff.io/shard-member"
+	// leasePrefix starts each member's Lease name.
+	leasePrefix = "skiff-shard-"
+	// forgetAfter is how many lease durations a Lease may go unrenewed
+	// before a member deletes it: the Leases of replicas gone for good
+	// (each pod has a name of its own) do not pile up.
+	forgetAfter = 20
+)
+
+// Membership keeps this replica's Lease renewed and knows the live
+// members: those whose Lease this replica saw renewed within its duration.
+// It times Leases by its own clock, when it saw each renewal, as
+// client-go's leader election does, so clocks that disagree do not matter.
+//
+// A replica whose renewal has failed for RenewDeadline knows no members,
+// itself included, and so owns nothing; the others take its apps only
+// after LeaseDuration, which is longer.
+type Membership struct {
+	// Client writes this replica's Lease; Reader lists all of them,
+	// uncached.
+	Client client.Client
+	Reader client.Reader
+	// Namespace holds the Leases; Identity names this replica.
+	Namespace, Identity string
+	// LeaseDuration, RenewDeadline and RetryPeriod time the Leases as
+	// leader election's do (defaults 15 s, 10 s, 2 s): each replica renews
+	// and lists every RetryPeriod.
+	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+
+	mu sync.Mutex
+	// renewed is when this replica last renewed its Lease and listed all.
+	renewed time.Time
+	seen    map[string]sighting
+	members []string
+	subs    []func()
+	// told is the view the subscribers were last told of.
+	told     []string
+	toldOK   bool
+	toldOnce bool
+}
+
+// sighting is the last renewal seen of one Lease and when it was seen.
+type sighting struct {
+	holder   string
+	renew    metav1.MicroTime
+	at       time.Time
+	duration time.Duration
+}
+
+// LeaseName is the name of the Lease of the member identity.
+func LeaseName(identity string) string {
+	name := strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '-', r == '.':
+			return r
+		case r >= 'A' && r <= 'Z':
+			return r + ('a' - 'A')
+		}
+		return '-'
+	}, identity)
+	name = strings.Trim(leasePrefix+name, "-.")
+	if len(name) > 253 {
+		name = name[:253]
+	}
+	return name
+}
+
+func (m *Membership) now() time.Time {
+	if m.Now != nil {
+		return m.Now()
+	}
+	return time.Now()
+}
+
+func (m *Membership) leaseDuration() time.Duration { return cmpOr(m.LeaseDuration, 15*time.Second) }
+func (m *Membership) renewDeadline() time.Duration { return cmpOr(m.RenewDeadline, 10*time.Second) }
+
+// RetryPeriodOrDefault is how often members renew and list.
+func (m *Membership) RetryPeriodOrDefault() time.Duration { return cmpOr(m.RetryPeriod, 2*time.Second) }
+
+func cmpOr(d, def time.Duration) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return def
+}
+
+// Subscribe calls fn after the live members changed.
+func (m *Membership) Subscribe(fn func()) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.subs = append(m.subs, fn)
+}
+
+// View returns the live members in name order; ok is false while this
+// replica's own Lease is not known to be held (it has not been renewed
+// within RenewDeadline), and then the replica must act on nothing.
+func (m *Membership) View() (members []string, ok bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.standingLocked() {
+		return nil, false
+	}
+	return slices.Clone(m.members), true
+}
+
+// NeedLeaderElection implements manager.LeaderElectionRunnable: every
+// replica is a member.
+func (*Membership) NeedLeaderElection() bool { return false }
+
+// Start renews and lists every RetryPeriod until ctx ends. The Lease is
+// left to expire rather than deleted: the replica may still be finishing
+// work as it stops.
+func (m *Membership) Start(ctx context.Context) error {
+	wait.UntilWithContext(ctx, m.tick, m.RetryPeriodOrDefault())
+	return nil
+}
+
+// tick renews this replica's Lease, lists every member's and tells the
+// subscribers when the live members changed (or this replica's own
+// standing did).
+func (m *Membership) tick(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, m.RetryPeriodOrDefault())
+	defer cancel()
+	start := m.now()
+	if err := m.renew(ctx); err == nil {
+		_ = m.list(ctx, start)
+	}
+	members, ok := m.View()
+	m.mu.Lock()
+	changed := !m.toldOnce || ok != m.toldOK || !slices.Equal(members, m.told)
+	m.told, m.toldOK, m.toldOnce = members, ok, true
+	subs := slices.Clone(m.subs)
+	m.mu.Unlock()
+	if changed {
+		for _, fn := range subs {
+			fn()
+		}
+	}
+}
+
+// Standing reports whether this replica's own Lease is known to be held.
+func (m *Membership) Standing() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.standingLocked()
+}
+
+func (m *Membership) standingLocked() bool {
+	return !m.renewed.IsZero() && m.now().Sub(m.renewed) <= m.renewDeadline()
+}
+
+// renew creates or renews this replica's Lease.
+func (m *Membership) renew(ctx context.Context) error {
+	now := metav1.NewMicroTime(m.now())
+	seconds := int32(m.leaseDuration() / time.Second)
+	lease := &coordinationv1.Lease{}
+	key := client.ObjectKey{Namespace: m.Namespace, Name: LeaseName(m.Identity)}
+	err := m.Client.Get(ctx, key, lease)
+	switch {
+	case apierrors.IsNotFound(err):
+		lease = &coordinationv1.Lease{
+			ObjectMeta: metav1.ObjectMeta{Name: key.Name, Namespace: key.Namespace,
+				Labels: map[string]string{MemberLabel: "true", "app.kubernetes.io/part-of": "skiff"}},
+			Spec: coordinationv1.LeaseSpec{HolderIdentity: &m.Identity, LeaseDurationSeconds: &seconds,
+				AcquireTime: &now, RenewTime: &now},
+		}
+		if err := m.Client.Create(ctx, lease); err != nil {
+			return fmt.Errorf("creating the Lease %s: %w", key.Name, err)
+		}
+		return nil
+	case err != nil:
+		return fmt.Errorf("reading the Lease %s: %w", key.Name, err)
+	}
+	lease.Spec.HolderIdentity, lease.Spec.LeaseDurationSeconds, lease.Spec.RenewTime = &m.Identity, &seconds, &now
+	if err := m.Client.Update(ctx, lease); err != nil {
+		return fmt.Errorf("renewing the Lease %s: %w", key.Name, err)
+	}
+	return nil
+}
+
+// list reads every member's Lease and records the live members, and that
+// this replica held its own Lease at renewedAt.
+func (m *Membership) list(ctx context.Context, renewedAt time.Time) error {
+	var leases coordinationv1.LeaseList
+	if err := m.Reader.List(ctx, &leases, client.InNamespace(m.Namespace), client.MatchingLabels{MemberLabel: "true"}); err != nil {
+		return fmt.Errorf("listing the members' Leases: %w", err)
+	}
+	for _, l := range m.record(leases.Items, renewedAt) {
+		// Another member may have deleted it first, or it came back: the
+		// precondition leaves a renewed Lease alone.
+		_ = m.Client.Delete(ctx, &l, client.Preconditions{ResourceVersion: &l.ResourceVersion})
+	}
+	return nil
+}
+
+// record takes in a listing of the Leases and returns those gone unrenewed
+// for long enough to delete.
+func (m *Membership) record(leases []coordinationv1.Lease, renewedAt time.Time) (stale []coordinationv1.Lease) {
+	now := m.now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.seen == nil {
+		m.seen = map[string]sighting{}
+	}
+	var live []string
+	present := map[string]bool{}
+	for _, l := range leases {
+		present[l.Name] = true
+		if l.Spec.HolderIdentity == nil || l.Spec.RenewTime == nil {
+			continue
+		}
+		s, known := m.seen[l.Name]
+		if !known || !s.renew.Equal(l.Spec.RenewTime) || s.holder != *l.Spec.HolderIdentity {
+			s = sighting{holder: *l.Spec.HolderIdentity, renew: *l.Spec.RenewTime, at: now}
+		}
+		s.duration = m.leaseDuration()
+		if l.Spec.LeaseDurationSeconds != nil && *l.Spec.LeaseDurationSeconds > 0 {
+			s.duration = time.Duration(*l.Spec.LeaseDurationSeconds) * time.Second
+		}
+		m.seen[l.Name] = s
+		switch {
+		case s.holder == m.Identity || now.Sub(s.at) < s.duration:
+			live = append(live, s.holder)
+		case now.Sub(s.at) > forgetAfter*s.duration:
+			stale = append(stale, l)
+		}
+	}
+	for name := range m.seen {
+		if !present[name] {
+			delete(m.seen, name)
+		}
+	}
+	slices.Sort(live)
+	m.members = slices.Compact(live)
+	m.renewed = renewedAt
+	return stale
+}
