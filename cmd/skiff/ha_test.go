@@ -168,6 +168,26 @@ func (r *replica) reconciles(t *testing.T) int {
 	return total
 }
 
+// ownsApp reports whether the replica acts on the app named app: its
+// metrics carry argocd_app_info for the apps it owns only.
+func (r *replica) ownsApp(t *testing.T, app string) bool {
+	t.Helper()
+	resp, err := http.Get("http://" + r.metrics + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	scanner := bufio.NewScanner(resp.Body)
+	scanner.Buffer(make([]byte, 1<<20), 1<<20)
+	for scanner.Scan() {
+		line := scanner.Text()
+		if strings.HasPrefix(line, "argocd_app_info{") && strings.Contains(line, `name="`+app+`"`) {
+			return true
+		}
+	}
+	return false
+}
+
 // kill ends the replica at once, as a node failure would.
 func (r *replica) kill(t *testing.T) {
 	t.Helper()
@@ -296,12 +316,12 @@ func (s *appStream) saw(phase v1alpha1.OperationPhase) bool {
 	return false
 }
 
-// Two replicas with --leader-elect: the controllers run on the leader only
-// and the API on both. A session from one replica is valid on the other
+// Two replicas with --leader-elect share the Applications (internal/shard)
+// and both serve the API. A session from one replica is valid on the other
 // (the signing key is in argocd-secret), and both stream events.
-// The leader is killed while a sync waits for its Sync hook: the standby
-// takes the lease within its duration and finishes the operation once:
-// one history entry, each hook Job created once.
+// The app's owner is killed while a sync waits for its Sync hook: the
+// other replica takes the app within the lease duration and finishes the
+// operation once: one history entry, each hook Job created once.
 func TestHAFailoverFinishesTheOperationOnce(t *testing.T) {
 	ctx := context.Background()
 	c := kube(t)
@@ -357,11 +377,27 @@ func TestHAFailoverFinishesTheOperationOnce(t *testing.T) {
 		return got
 	}
 
-	leaderStream, stream := leader.stream(t, login.Token, app.Name), standby.stream(t, login.Token, app.Name)
-
-	// The sync is asked of the standby's API; the leader runs it.
 	waitFor(t, "the first comparison", func() bool { return current().Status.Sync.Status == v1alpha1.SyncStatusCodeOutOfSync })
-	if status, body := standby.do(t, http.MethodPost, "/api/v1/applications/"+app.Name+"/sync", login.Token, map[string]string{"revision": sha}); status != http.StatusOK {
+	var owner, other *replica
+	waitFor(t, "one replica to own the app", func() error {
+		a, b := leader.ownsApp(t, app.Name), standby.ownsApp(t, app.Name)
+		switch {
+		case a && b:
+			return errors.New("both replicas report the app")
+		case a:
+			owner, other = leader, standby
+		case b:
+			owner, other = standby, leader
+		default:
+			return errors.New("no replica reports the app")
+		}
+		return nil
+	})
+	t.Logf("replica %s owns the app", owner.name)
+	ownerStream, stream := owner.stream(t, login.Token, app.Name), other.stream(t, login.Token, app.Name)
+
+	// The sync is asked of the other replica's API; the owner runs it.
+	if status, body := other.do(t, http.MethodPost, "/api/v1/applications/"+app.Name+"/sync", login.Token, map[string]string{"revision": sha}); status != http.StatusOK {
 		t.Fatalf("sync through the standby: %d %s", status, body)
 	}
 	migrate := waitHookJob(t, c, dest, "migrate", "the migration to complete", func(j *batchv1.Job) bool { return j.Status.Succeeded > 0 })
@@ -370,32 +406,38 @@ func TestHAFailoverFinishesTheOperationOnce(t *testing.T) {
 		t.Fatalf("the operation before the leader's death: %+v, want Running", op)
 	}
 
-	if n := standby.reconciles(t); n != 0 {
-		t.Errorf("the standby reconciled Applications %d times, want none: the controllers run on the leader only", n)
+	if n := owner.reconciles(t); n == 0 {
+		t.Error("the owner's metrics count no reconcile of Applications")
 	}
-	if n := leader.reconciles(t); n == 0 {
-		t.Error("the leader's metrics count no reconcile of Applications")
-	}
-	waitFor(t, "the leader's stream to report the running operation", func() bool { return leaderStream.saw(v1alpha1.OperationRunning) })
-	leader.kill(t)
+	waitFor(t, "the owner's stream to report the running operation", func() bool { return ownerStream.saw(v1alpha1.OperationRunning) })
+	owner.kill(t)
 	killed := time.Now()
-	// The lease ran out at most haLeaseDuration after its last renewal,
-	// which was before the kill; the standby tries every haRetryPeriod.
+	// The owner's member Lease runs out at most haLeaseDuration after its
+	// last renewal, which was before the kill; the other replica lists the
+	// Leases every haRetryPeriod and takes the app of a member gone at once.
 	takeover := haLeaseDuration + 2*haRetryPeriod
-	waitFor(t, "the standby to take the lease", func() error {
-		holder, err := leaseHolder(ctx, c, ns)
-		if err != nil {
-			return err
-		}
-		if holder == leaderID {
-			return fmt.Errorf("still held by the killed leader %s", holder)
+	waitFor(t, "the other replica to take the app", func() error {
+		if !other.ownsApp(t, app.Name) {
+			return errors.New("the app is not reported yet")
 		}
 		return nil
 	})
-	t.Logf("the standby took the lease %v after the leader died", time.Since(killed).Round(100*time.Millisecond))
-	// Slack for a loaded machine: the Lease is read every 200 ms.
+	t.Logf("replica %s took the app %v after its owner died", other.name, time.Since(killed).Round(100*time.Millisecond))
+	// Slack for a loaded machine: the metrics are read every 200 ms.
 	if took := time.Since(killed); took > takeover+2*time.Second {
-		t.Errorf("the standby took the lease %v after the leader died, want within the lease duration (%v)", took.Round(100*time.Millisecond), takeover)
+		t.Errorf("replica %s took the app %v after its owner died, want within the lease duration (%v)", other.name, took.Round(100*time.Millisecond), takeover)
+	}
+	if owner == leader {
+		waitFor(t, "the other replica to take the leader Lease", func() error {
+			holder, err := leaseHolder(ctx, c, ns)
+			if err != nil {
+				return err
+			}
+			if holder == leaderID {
+				return fmt.Errorf("still held by the killed leader %s", holder)
+			}
+			return nil
+		})
 	}
 
 	patch := client.MergeFrom(smoke.DeepCopy())
@@ -403,7 +445,7 @@ func TestHAFailoverFinishesTheOperationOnce(t *testing.T) {
 	if err := c.Patch(ctx, smoke, patch); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the operation to succeed on the new leader", func() error {
+	waitFor(t, "the operation to succeed on the other replica", func() error {
 		got := current()
 		if op := got.Status.OperationState; op == nil || op.Phase != v1alpha1.OperationSucceeded || got.Operation != nil {
 			return fmt.Errorf("operation %+v, requested %+v", got.Status.OperationState, got.Operation)
@@ -426,12 +468,12 @@ func TestHAFailoverFinishesTheOperationOnce(t *testing.T) {
 	if err := c.List(ctx, &jobs, client.InNamespace(dest)); err != nil || len(jobs.Items) != 2 {
 		t.Errorf("Jobs in %s: %d (%v), want the two hooks", dest, len(jobs.Items), err)
 	}
-	waitFor(t, "the standby's stream to report the succeeded operation", func() bool { return stream.saw(v1alpha1.OperationSucceeded) })
-	if n := standby.reconciles(t); n == 0 {
-		t.Error("the new leader's metrics count no reconcile of Applications")
+	waitFor(t, "the other replica's stream to report the succeeded operation", func() bool { return stream.saw(v1alpha1.OperationSucceeded) })
+	if n := other.reconciles(t); n == 0 {
+		t.Error("the other replica's metrics count no reconcile of Applications")
 	}
-	if status, body := standby.do(t, http.MethodGet, "/api/v1/applications/"+app.Name, login.Token, nil); status != http.StatusOK {
-		t.Errorf("the app through the new leader's API: %d %s", status, body)
+	if status, body := other.do(t, http.MethodGet, "/api/v1/applications/"+app.Name, login.Token, nil); status != http.StatusOK {
+		t.Errorf("the app through the other replica's API: %d %s", status, body)
 	}
 }
 

@@ -19,7 +19,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
-	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
@@ -37,6 +36,7 @@ import (
 	"github.com/skiffcd/skiff/internal/kubeclient"
 	"github.com/skiffcd/skiff/internal/reposerver"
 	"github.com/skiffcd/skiff/internal/server"
+	"github.com/skiffcd/skiff/internal/shard"
 	"github.com/skiffcd/skiff/internal/syncengine"
 )
 
@@ -139,11 +139,17 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 	if err := mgr.Add(registry); err != nil {
 		return err
 	}
-	apps, err := addApplicationController(mgr, cfg, opts, config, registry, events, applications)
+	var shards *shard.Sharder
+	if opts.LeaderElection {
+		if shards, err = addShards(mgr, opts, registry); err != nil {
+			return err
+		}
+	}
+	apps, err := addApplicationController(mgr, cfg, opts, config, registry, events, applications, shards)
 	if err != nil {
 		return err
 	}
-	if err := addAPIServer(mgr, opts, apps, config); err != nil {
+	if err := addAPIServer(mgr, opts, apps, config, shards); err != nil {
 		return err
 	}
 	notifications := &notification.Reconciler{Client: mgr.GetClient(), Namespace: opts.Namespace,
@@ -177,7 +183,7 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 	if err := startInformers(listings); err != nil {
 		return err
 	}
-	if err := mgr.AddReadyzCheck("synced", readiness(listings, mgr.Elected(), apps.Cache)); err != nil {
+	if err := mgr.AddReadyzCheck("synced", readiness(listings, appControllersRun(mgr, shards), apps.Cache)); err != nil {
 		return err
 	}
 	if err := mgr.Start(ctx); err != nil {
@@ -288,7 +294,7 @@ func (onEveryReplica) NeedLeaderElection() bool { return false }
 
 // addApplicationController wires the repo server, the cluster cache and the
 // sync engine into the Application controller.
-func addApplicationController(mgr ctrl.Manager, cfg *rest.Config, opts Options, config client.Reader, registry clusters.Registry, events *eventrecorder.Sink, applications *kubeclient.Applications) (*application.Reconciler, error) {
+func addApplicationController(mgr ctrl.Manager, cfg *rest.Config, opts Options, config client.Reader, registry clusters.Registry, events *eventrecorder.Sink, applications *kubeclient.Applications, shards *shard.Sharder) (*application.Reconciler, error) {
 	repo, err := reposerver.NewInDir(opts.CacheDir, reposerver.Options{
 		Credentials: reposerver.SecretCredentials(config, opts.Namespace),
 		Projects:    reposerver.CachedProjects(mgr.GetCache(), opts.Namespace),
@@ -304,7 +310,7 @@ func addApplicationController(mgr ctrl.Manager, cfg *rest.Config, opts Options, 
 	if err != nil {
 		return nil, fmt.Errorf("building discovery client: %w", err)
 	}
-	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+	if err := mgr.Add(runnable{onEveryReplica: shards != nil, run: func(ctx context.Context) error {
 		if err := live.Start(ctx); err != nil {
 			return err
 		}
@@ -317,7 +323,7 @@ func addApplicationController(mgr ctrl.Manager, cfg *rest.Config, opts Options, 
 		application.ReportCluster(version)
 		<-ctx.Done()
 		return nil
-	})); err != nil {
+	}}); err != nil {
 		return nil, err
 	}
 	// The sync client's requests for an app count in
@@ -346,6 +352,9 @@ func addApplicationController(mgr ctrl.Manager, cfg *rest.Config, opts Options, 
 		RefreshPeriod:    opts.RefreshPeriod,
 		CompareWorkers:   opts.CompareWorkers,
 		OperationWorkers: opts.OperationWorkers,
+	}
+	if shards != nil {
+		r.Shards = shards
 	}
 	return r, r.SetupWithManager(mgr)
 }
@@ -385,7 +394,7 @@ func connectCluster(mgr ctrl.Manager, opts Options) application.Connector {
 // renders with the controller's repo server, reads live objects of any
 // kind with a dynamic client and streams changes from the manager's
 // informers.
-func addAPIServer(mgr ctrl.Manager, opts Options, apps *application.Reconciler, config client.Reader) error {
+func addAPIServer(mgr ctrl.Manager, opts Options, apps *application.Reconciler, config client.Reader, shards *shard.Sharder) error {
 	if opts.API.Addr == "" || opts.API.Addr == "0" {
 		return nil
 	}
@@ -406,7 +415,7 @@ func addAPIServer(mgr ctrl.Manager, opts Options, apps *application.Reconciler, 
 		Settings:  config,
 		APIReader: mgr.GetAPIReader(),
 		Namespace: opts.Namespace,
-		Refresher: electedRefresher{elected: mgr.Elected(), local: apps,
+		Refresher: ownerRefresher{owns: appOwner(mgr, shards), local: apps,
 			remote: &server.AnnotationRefresher{Client: mgr.GetClient(), Namespace: opts.Namespace, Forget: apps.Repo.Forget}},
 		Repo:        apps.Repo,
 		Dynamic:     dyn,
@@ -419,21 +428,32 @@ func addAPIServer(mgr ctrl.Manager, opts Options, apps *application.Reconciler, 
 	})
 }
 
-// electedRefresher refreshes the apps a webhook's push touched in process
-// when this replica runs the controllers (it leads, or there is no
-// election), and otherwise through the refresh annotation, which the
-// leader acts on.
-type electedRefresher struct {
-	elected       <-chan struct{}
+// ownerRefresher refreshes the apps a webhook's push touched in process
+// when this replica acts on them (it owns them, or leads when replicas do
+// not share the work), and otherwise through the refresh annotation, which
+// their owner acts on.
+type ownerRefresher struct {
+	owns          func(app string) bool
 	local, remote server.Refresher
 }
 
 // RefreshApps implements server.Refresher.
-func (e electedRefresher) RefreshApps(ctx context.Context, repoURL string, apps []string) error {
-	select {
-	case <-e.elected:
-		return e.local.RefreshApps(ctx, repoURL, apps)
-	default:
-		return e.remote.RefreshApps(ctx, repoURL, apps)
+func (o ownerRefresher) RefreshApps(ctx context.Context, repoURL string, apps []string) error {
+	var here, there []string
+	for _, app := range apps {
+		if o.owns(app) {
+			here = append(here, app)
+		} else {
+			there = append(there, app)
+		}
 	}
+	if len(here) > 0 {
+		if err := o.local.RefreshApps(ctx, repoURL, here); err != nil {
+			return err
+		}
+	}
+	if len(there) > 0 {
+		return o.remote.RefreshApps(ctx, repoURL, there)
+	}
+	return nil
 }

@@ -2,6 +2,7 @@ package manager
 
 import (
 	"context"
+	"slices"
 	"testing"
 )
 
@@ -13,28 +14,27 @@ func (r *recordingRefresher) RefreshApps(_ context.Context, _ string, apps []str
 	return nil
 }
 
-func TestElectedRefresherRefreshesInProcessOnlyOnTheLeader(t *testing.T) {
+func TestOwnerRefresherRefreshesInProcessOnlyTheAppsThisReplicaActsOn(t *testing.T) {
 	tests := map[string]struct {
-		elected    bool
-		wantLocal  int
-		wantRemote int
+		owns                  func(string) bool
+		wantLocal, wantRemote []string
 	}{
-		"the leader queues the refresh itself":            {elected: true, wantLocal: 2},
-		"a replica that does not lead writes annotations": {elected: false, wantRemote: 2},
+		"the leader, or the owner of every app, queues the refreshes itself": {
+			owns: func(string) bool { return true }, wantLocal: []string{"a", "b"}},
+		"a replica that does not lead writes annotations": {
+			owns: func(string) bool { return false }, wantRemote: []string{"a", "b"}},
+		"a replica sharing the apps queues its own and annotates the others'": {
+			owns: func(app string) bool { return app == "b" }, wantLocal: []string{"b"}, wantRemote: []string{"a"}},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			elected := make(chan struct{})
-			if tc.elected {
-				close(elected)
-			}
 			local, remote := &recordingRefresher{}, &recordingRefresher{}
-			r := electedRefresher{elected: elected, local: local, remote: remote}
+			r := ownerRefresher{owns: tc.owns, local: local, remote: remote}
 			if err := r.RefreshApps(context.Background(), "https://git.example/repo", []string{"a", "b"}); err != nil {
 				t.Fatal(err)
 			}
-			if len(local.apps) != tc.wantLocal || len(remote.apps) != tc.wantRemote {
-				t.Errorf("refreshed in process %v, by annotation %v; want %d and %d apps", local.apps, remote.apps, tc.wantLocal, tc.wantRemote)
+			if !slices.Equal(local.apps, tc.wantLocal) || !slices.Equal(remote.apps, tc.wantRemote) {
+				t.Errorf("refreshed in process %v, by annotation %v; want %v and %v", local.apps, remote.apps, tc.wantLocal, tc.wantRemote)
 			}
 		})
 	}

@@ -20,13 +20,13 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
@@ -38,6 +38,7 @@ import (
 	"github.com/skiffcd/skiff/internal/ownwrites"
 	"github.com/skiffcd/skiff/internal/reposerver"
 	"github.com/skiffcd/skiff/internal/syncengine"
+	"github.com/skiffcd/skiff/internal/syncmap"
 )
 
 const (
@@ -95,6 +96,9 @@ type Reconciler struct {
 	CompareWorkers, OperationWorkers int
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Shards tells which apps this replica acts on when replicas share
+	// the work (skiff server --leader-elect); nil: every app.
+	Shards Shards
 
 	kubeVersion string
 	apiVersions []string
@@ -121,6 +125,10 @@ type Reconciler struct {
 	refreshes map[string]time.Time
 	// remotes are the registered clusters apps deploy to.
 	remotes remoteSet
+	// operateNow queues an operation check of apps this replica takes over.
+	operateNow comparisonRequests
+	// running holds the cancel of each operation under way, by app.
+	running syncmap.Map[string, context.CancelCauseFunc]
 }
 
 func (r *Reconciler) now() time.Time {
@@ -147,16 +155,18 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	r.compareNow = make(comparisonRequests, 1024)
 	r.compareCoalesced = make(comparisonRequests, 1024)
+	r.operateNow = make(comparisonRequests, 1024)
+	var onEveryReplica *bool
+	if r.Shards != nil {
+		r.Shards.Subscribe(r.shardsMoved)
+		onEveryReplica = ptr.To(false) // each replica acts on its own apps
+	}
 	r.Cache.Subscribe(r.liveChange)
 	r.Repo.OnRevisionMove(r.compareAppsOnMove)
 	if r.Clusters != nil {
 		r.Clusters.Subscribe(r.clustersChanged)
 	}
-	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
-		<-ctx.Done()
-		r.stopClusters()
-		return nil
-	})); err != nil {
+	if err := mgr.Add(stopper{r.stopClusters, r.Shards != nil}); err != nil {
 		return err
 	}
 
@@ -166,7 +176,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		For(&v1alpha1.Application{}, builder.WithPredicates(inNamespace, specChanged{})).
 		WatchesRawSource(source.Channel(r.compareNow, &handler.TypedEnqueueRequestForObject[*v1alpha1.Application]{})).
 		WatchesRawSource(source.Channel(r.compareCoalesced, enqueueAfter(liveChangeCoalescing))).
-		WithOptions(controller.Options{MaxConcurrentReconciles: r.CompareWorkers}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: r.CompareWorkers, NeedLeaderElection: onEveryReplica}).
 		Complete(reconcile(r.reconcileCompare))
 	if err != nil {
 		return fmt.Errorf("setting up the comparison controller: %w", err)
@@ -174,7 +184,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	err = ctrl.NewControllerManagedBy(mgr).
 		Named("application-operation").
 		For(&v1alpha1.Application{}, builder.WithPredicates(inNamespace, operationRequested{})).
-		WithOptions(controller.Options{MaxConcurrentReconciles: r.OperationWorkers}).
+		WatchesRawSource(source.Channel(r.operateNow, &handler.TypedEnqueueRequestForObject[*v1alpha1.Application]{})).
+		WithOptions(controller.Options{MaxConcurrentReconciles: r.OperationWorkers, NeedLeaderElection: onEveryReplica}).
 		Complete(reconcile(r.reconcileOperation))
 	if err != nil {
 		return fmt.Errorf("setting up the operation controller: %w", err)
@@ -347,15 +358,14 @@ func (r *Reconciler) reconcileCompare(ctx context.Context, req ctrl.Request) (ct
 	if !r.clustersRead() {
 		return ctrl.Result{RequeueAfter: registryReadWait}, nil
 	}
+	if !r.owns(req.Name) {
+		r.forgetApp(req.NamespacedName)
+		return ctrl.Result{}, nil
+	}
 	app := &v1alpha1.Application{}
 	if err := r.Client.Get(ctx, req.NamespacedName, app); err != nil {
 		if apierrors.IsNotFound(err) {
-			forgetAppSeries(req.Namespace, req.Name)
-			r.polls.forget(req.Name)
-			r.diffs.Forget(req.Name)
-			r.compared.forget(req.Name)
-			r.operationStarts.forget(req.NamespacedName)
-			r.releaseCluster(req.Name)
+			r.forgetApp(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}

@@ -3,6 +3,7 @@ package application
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"strings"
@@ -33,6 +34,9 @@ func (r *Reconciler) reconcileOperation(ctx context.Context, req ctrl.Request) (
 	}
 	if !r.clustersRead() {
 		return ctrl.Result{RequeueAfter: registryReadWait}, nil
+	}
+	if !r.owns(req.Name) {
+		return ctrl.Result{}, nil
 	}
 	app := &v1alpha1.Application{}
 	if err := r.Client.Get(ctx, req.NamespacedName, app); err != nil {
@@ -85,13 +89,18 @@ func (r *Reconciler) reconcileOperation(ctx context.Context, req ctrl.Request) (
 		}
 	}
 
-	runCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	go r.watchTermination(runCtx, cancel, client.ObjectKeyFromObject(app))
+	runCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	r.running.Store(app.Name, cancel)
+	defer r.running.Delete(app.Name)
+	go r.watchTermination(runCtx, func() { cancel(nil) }, client.ObjectKeyFromObject(app))
 
 	result, syncResult, err := r.sync(runCtx, app, resumed)
 	if ctx.Err() != nil {
 		return ctrl.Result{}, ctx.Err() // shutting down: the next start resumes it
+	}
+	if errors.Is(context.Cause(runCtx), errAppMoved) {
+		return ctrl.Result{}, nil // another replica owns the app now and resumes the operation
 	}
 	if runCtx.Err() != nil {
 		return ctrl.Result{}, r.finishOperation(ctx, app, v1alpha1.OperationFailed, "Operation terminated", syncResult, nil)
