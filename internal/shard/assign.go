@@ -79,7 +79,8 @@ func Assign(members []string, apps []App) map[string]string {
 	slices.Sort(members)
 	members = slices.Compact(members)
 	n := len(members)
-	capacity := int(math.Ceil(float64(len(apps)) / float64(n) * capacitySlack))
+	even := float64(len(apps)) / float64(n)
+	capacity := max(int(math.Ceil(even)), int(even*capacitySlack))
 	owner := make(map[string]string, len(apps))
 	load := make(map[string]int, n)
 

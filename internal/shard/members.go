@@ -177,7 +177,7 @@ func (m *Membership) renew(ctx context.Context) error {
 	seconds := int32(m.leaseDuration() / time.Second)
 	lease := &coordinationv1.Lease{}
 	key := client.ObjectKey{Namespace: m.Namespace, Name: LeaseName(m.Identity)}
-	err := m.Client.Get(ctx, key, lease)
+	err := m.Reader.Get(ctx, key, lease)
 	switch {
 	case apierrors.IsNotFound(err):
 		lease = &coordinationv1.Lease{
