@@ -296,7 +296,7 @@ func addApplicationController(mgr ctrl.Manager, cfg *rest.Config, opts Options, 
 	if err != nil {
 		return nil, err
 	}
-	live, err := clustercache.New(cfg, clustercache.Options{Health: health.StatusText, Namespace: managedNamespace(opts)})
+	live, err := clustercache.New(cfg, clustercache.Options{Health: health.StatusText, Namespaces: localCacheNamespaces(opts)})
 	if err != nil {
 		return nil, err
 	}
@@ -363,9 +363,9 @@ func newEngine(c client.Client) *syncengine.Engine {
 // registered cluster as those of the local one, with the client limits of
 // Skiff's own; its kinds are discovered from it, lazily.
 func connectCluster(mgr ctrl.Manager, opts Options) application.Connector {
-	return func(cfg *rest.Config) (*clustercache.Cache, *syncengine.Engine, error) {
+	return func(c clusters.Cluster, cfg *rest.Config) (*clustercache.Cache, *syncengine.Engine, error) {
 		cfg = clientConfig(cfg, opts)
-		live, err := clustercache.New(cfg, clustercache.Options{Health: health.StatusText})
+		live, err := clustercache.New(cfg, application.CacheOptions(c, clustercache.Options{Health: health.StatusText}))
 		if err != nil {
 			return nil, nil, err
 		}

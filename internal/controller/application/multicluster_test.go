@@ -251,8 +251,8 @@ func testConnector(t *testing.T) Connector {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return func(cfg *rest.Config) (*clustercache.Cache, *syncengine.Engine, error) {
-		live, err := clustercache.New(cfg, clustercache.Options{Health: health.StatusText})
+	return func(c clusters.Cluster, cfg *rest.Config) (*clustercache.Cache, *syncengine.Engine, error) {
+		live, err := clustercache.New(cfg, CacheOptions(c, clustercache.Options{Health: health.StatusText}))
 		if err != nil {
 			return nil, nil, err
 		}

@@ -35,9 +35,10 @@ const (
 	registryReadWait = 200 * time.Millisecond
 )
 
-// Connector builds the watch cache and the sync engine of a registered
-// cluster reached through cfg, with the options of the local ones.
-type Connector func(cfg *rest.Config) (*clustercache.Cache, *syncengine.Engine, error)
+// Connector builds the watch cache and the sync engine of registered
+// cluster c reached through cfg, with the options of the local ones, the
+// cache limited to where c's credentials may read (CacheOptions).
+type Connector func(c clusters.Cluster, cfg *rest.Config) (*clustercache.Cache, *syncengine.Engine, error)
 
 // errClusterNotReady marks a cluster whose watch cache is still filling.
 var errClusterNotReady = errors.New("connecting")
@@ -207,7 +208,7 @@ func (r *Reconciler) startRemote(c clusters.Cluster) (*remote, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cluster %s: %w", c.Name, err)
 	}
-	live, engine, err := r.Connect(cfg)
+	live, engine, err := r.Connect(c, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("cluster %s: %w", c.Name, err)
 	}
