@@ -111,6 +111,8 @@ type Cache struct {
 
 	rediscover chan struct{}
 	synced     chan struct{}
+
+	health watchHealth
 }
 
 // New returns a Cache for the cluster behind cfg.

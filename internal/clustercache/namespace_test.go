@@ -2,6 +2,8 @@ package clustercache
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -57,6 +59,9 @@ func TestACacheLimitedToNamespacesRunsWithRolesInThem(t *testing.T) {
 	if err := c.Start(ctx); err != nil {
 		t.Fatalf("starting with Roles in %s and %s only: %v", a, b, err)
 	}
+	if st := c.WatchStatus(); st.LastSync.IsZero() || len(st.Failing) > 0 {
+		t.Errorf("watch status after the start: %+v, want a last sync and no failure", st)
+	}
 	createConfigMaps(t, a, b, other)
 	testwait.Eventually(t, "the ConfigMaps of both namespaces", func() bool {
 		_, okA := c.Get(settingsKey(a))
@@ -91,6 +96,30 @@ func TestACacheLimitedToNamespacesRunsWithRolesInThem(t *testing.T) {
 		}
 		return true
 	})
+}
+
+// The same credentials without the limits: the cache cannot fill, and
+// its watch status says which lists the API server refused, and why.
+func TestRefusedWatchesShowInTheWatchStatus(t *testing.T) {
+	ns := cluster.Namespace(t)
+	c, err := New(rolesOnlyIn(t, ns), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { _ = c.Start(ctx) }()
+	testwait.Eventually(t, "a refused list of ConfigMaps in the watch status", func() error {
+		for _, msg := range c.WatchStatus().Failing {
+			if strings.HasPrefix(msg, "listing configmaps: ") && strings.Contains(msg, "forbidden") {
+				return nil
+			}
+		}
+		return fmt.Errorf("failing: %v", c.WatchStatus().Failing)
+	})
+	if c.Synced() {
+		t.Error("the cache filled although its lists were refused")
+	}
 }
 
 // A cache limited to namespaces with ClusterResources watches

@@ -38,14 +38,9 @@ func (c *Cache) watchMetadata(ctx context.Context, gvr schema.GroupVersionResour
 	synced := make([]cache.InformerSynced, len(w.namespaces))
 	for i, ns := range w.namespaces {
 		resource := c.metadata.Resource(gvr).Namespace(ns)
-		lw := cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
-			ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
-				return resource.List(ctx, opts)
-			},
-			WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
-				return resource.Watch(ctx, opts)
-			},
-		}, c.metadata)
+		lw := c.listWatch(watchKey(gvr, ns), c.metadata, func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+			return resource.List(ctx, opts)
+		}, resource.Watch)
 		synced[i] = c.run(ctx, lw, &metav1.PartialObjectMetadata{}, w.gvk, c.metadataTransform(gvr, w.gvk))
 	}
 	return allSynced(synced)
@@ -57,17 +52,33 @@ func (c *Cache) watchFull(ctx context.Context, gvr schema.GroupVersionResource, 
 	synced := make([]cache.InformerSynced, len(w.namespaces))
 	for i, ns := range w.namespaces {
 		resource := c.dynamic.Resource(gvr).Namespace(ns)
-		lw := cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
-			ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
-				return resource.List(ctx, opts)
-			},
-			WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
-				return resource.Watch(ctx, opts)
-			},
-		}, c.dynamic)
+		lw := c.listWatch(watchKey(gvr, ns), c.dynamic, func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+			return resource.List(ctx, opts)
+		}, resource.Watch)
 		synced[i] = c.run(ctx, lw, &unstructured.Unstructured{}, w.gvk, transform(w.gvk, c.opts.Tracking, c.opts.Health))
 	}
 	return allSynced(synced)
+}
+
+// listWatch is the ListerWatcher of one informer, known as key: list and
+// watch, which also record when they succeed and why they fail (see
+// WatchStatus). client is the one they use, asked whether it supports
+// watch-list semantics.
+func (c *Cache) listWatch(key string, client any,
+	list func(context.Context, metav1.ListOptions) (runtime.Object, error),
+	watchFn func(context.Context, metav1.ListOptions) (watch.Interface, error)) cache.ListerWatcher {
+	return cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+			obj, err := list(ctx, opts)
+			c.health.record(ctx, key, "listing", err)
+			return obj, err
+		},
+		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+			w, err := watchFn(ctx, opts)
+			c.health.record(ctx, key, "watching", err)
+			return w, err
+		},
+	}, client)
 }
 
 // allSynced reports whether every informer of synced has synced.
