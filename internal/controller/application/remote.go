@@ -10,6 +10,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apimachinery/pkg/version"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 
@@ -69,6 +70,10 @@ type remote struct {
 	// later (a CRD) makes the probe read caps again.
 	capsRead  bool
 	capsKinds int
+	// version is the server version of the last probe that answered
+	// (major.minor), probedAt when the last probe asked.
+	version  string
+	probedAt time.Time
 }
 
 // current is m's target with the capabilities last read.
@@ -117,6 +122,19 @@ func (m *remote) setErr(err error) bool {
 	return changed
 }
 
+// probed records a probe at at that answered v (nil on error) or err, and
+// reports whether reachability changed.
+func (m *remote) probed(v *version.Info, err error, at time.Time) bool {
+	changed := m.setErr(err)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.probedAt = at
+	if v != nil {
+		m.version = majorMinor(v.GitVersion)
+	}
+	return changed
+}
+
 // remoteSet holds the registered clusters in use and which app uses which.
 type remoteSet struct {
 	mu       sync.Mutex
@@ -124,6 +142,8 @@ type remoteSet struct {
 	// appServer is the server of the registered cluster each app deploys
 	// to; apps of the local cluster are absent.
 	appServer map[string]string
+	// localApps are the apps that deploy to the local cluster.
+	localApps map[string]bool
 }
 
 // clustersRead reports whether the registry has read the cluster Secrets
@@ -167,14 +187,17 @@ func (r *Reconciler) localTarget() target {
 // to use it, and stopping those of the registered cluster app leaves when
 // it was the last.
 func (r *Reconciler) useCluster(app string, c clusters.Cluster) (target, error) {
-	if c.IsInCluster() {
-		r.releaseCluster(app)
-		return r.localTarget(), nil
-	}
 	r.remotes.mu.Lock()
 	if r.remotes.byServer == nil {
-		r.remotes.byServer, r.remotes.appServer = map[string]*remote{}, map[string]string{}
+		r.remotes.byServer, r.remotes.appServer, r.remotes.localApps = map[string]*remote{}, map[string]string{}, map[string]bool{}
 	}
+	if c.IsInCluster() {
+		r.releaseLocked(app)
+		r.remotes.localApps[app] = true
+		r.remotes.mu.Unlock()
+		return r.localTarget(), nil
+	}
+	delete(r.remotes.localApps, app)
 	if prev, ok := r.remotes.appServer[app]; ok && prev != c.Server {
 		r.releaseLocked(app)
 	}
@@ -192,11 +215,12 @@ func (r *Reconciler) useCluster(app string, c clusters.Cluster) (target, error) 
 	return m.current(), m.state()
 }
 
-// releaseCluster forgets the registered cluster app used, stopping it when
-// no other app uses it.
+// releaseCluster forgets the cluster app used, stopping a registered one
+// when no other app uses it.
 func (r *Reconciler) releaseCluster(app string) {
 	r.remotes.mu.Lock()
 	defer r.remotes.mu.Unlock()
+	delete(r.remotes.localApps, app)
 	r.releaseLocked(app)
 }
 
@@ -305,8 +329,8 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 // they changed.
 func (r *Reconciler) probeLoop(ctx context.Context, m *remote, disc discovery.DiscoveryInterface) {
 	wait.UntilWithContext(ctx, func(context.Context) {
-		_, err := disc.ServerVersion()
-		changed := m.setErr(err)
+		v, err := disc.ServerVersion()
+		changed := m.probed(v, err, time.Now())
 		if err == nil && (changed || m.capabilitiesStale()) {
 			kinds := m.cache.Kinds()
 			if caps, err := readCapabilities(disc); err == nil && m.setCapabilities(caps, kinds) {
