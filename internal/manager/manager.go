@@ -401,7 +401,7 @@ func addAPIServer(mgr ctrl.Manager, opts Options, apps *application.Reconciler, 
 	if err != nil {
 		return fmt.Errorf("reading the server version: %w", err)
 	}
-	return mgr.Add(&server.Server{
+	srv := &server.Server{
 		Client:    mgr.GetClient(),
 		Settings:  config,
 		APIReader: mgr.GetAPIReader(),
@@ -416,7 +416,9 @@ func addAPIServer(mgr ctrl.Manager, opts Options, apps *application.Reconciler, 
 		Clusters:    apps.Clusters,
 		Options:     opts.API,
 		Log:         slog.New(logr.ToSlogHandler(mgr.GetLogger().WithName("api-server"))),
-	})
+	}
+	srv.ClusterStates = electedStates{elected: mgr.Elected(), local: apps}
+	return mgr.Add(srv)
 }
 
 // electedRefresher refreshes the apps a webhook's push touched in process

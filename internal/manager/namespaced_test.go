@@ -1,11 +1,14 @@
 package manager
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"sync"
@@ -26,6 +29,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
+	"github.com/skiffcd/skiff/internal/clusterops"
+	"github.com/skiffcd/skiff/internal/clusters"
 	"github.com/skiffcd/skiff/internal/server"
 	"github.com/skiffcd/skiff/internal/testcluster"
 	"github.com/skiffcd/skiff/internal/testgit"
@@ -254,6 +259,45 @@ func TestNamespacedServerRunsWithARoleOnly(t *testing.T) {
 	testwait.Eventually(t, "the API server's initial admin password", func() error {
 		return admin.Get(ctx, client.ObjectKey{Namespace: ns, Name: server.InitialAdminSecretName}, &initial)
 	})
+
+	// The API answers the controller's state of the cluster it deploys to.
+	inCluster := apiCluster(t, "http://"+ln.Addr().String(), string(initial.Data["password"]), "in-cluster")
+	if s := inCluster.Info; s.ConnectionState.Status != clusters.ConnectionSuccessful || s.ServerVersion == "" || s.ApplicationsCount < 2 ||
+		s.CacheInfo.ResourcesCount == 0 || s.CacheInfo.LastCacheSyncTime == nil || inCluster.ConnectionState != s.ConnectionState {
+		t.Errorf("in-cluster through the API: %+v, info %+v", inCluster.ConnectionState, s)
+	}
+}
+
+// apiCluster logs in to the API server at base as admin and reads the
+// cluster of a name or server.
+func apiCluster(t *testing.T, base, password, id string) clusterops.Cluster {
+	t.Helper()
+	body, _ := json.Marshal(map[string]string{"username": "admin", "password": password})
+	resp, err := http.Post(base+"/api/v1/session", "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var login struct{ Token string }
+	err = json.NewDecoder(resp.Body).Decode(&login)
+	resp.Body.Close()
+	if err != nil || login.Token == "" {
+		t.Fatalf("logging in: %d, %v", resp.StatusCode, err)
+	}
+	req, err := http.NewRequest(http.MethodGet, base+"/api/v1/clusters/"+url.PathEscape(id), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+login.Token)
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var c clusterops.Cluster
+	if err := json.NewDecoder(resp.Body).Decode(&c); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET cluster %s: %d, %v", id, resp.StatusCode, err)
+	}
+	return c
 }
 
 // waitApp reads the Application until check passes (up to 90 s) and
