@@ -7,14 +7,12 @@ import (
 	"testing"
 	"time"
 
-	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/utils/ptr"
 
 	"github.com/skiffcd/skiff/internal/testwait"
 )
@@ -175,12 +173,5 @@ func rolesOnlyIn(t *testing.T, namespaces ...string) *rest.Config {
 			t.Fatal(err)
 		}
 	}
-	token, err := client.CoreV1().ServiceAccounts(home).CreateToken(ctx, "limited",
-		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](3600)}}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := rest.AnonymousClientConfig(cluster.Config)
-	cfg.BearerToken = token.Status.Token
-	return cfg
+	return cluster.TokenConfig(t, home, "limited")
 }

@@ -16,14 +16,11 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
-	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
@@ -85,14 +82,7 @@ func namespacedIdentity(t *testing.T, ns string) *rest.Config {
 			t.Fatal(err)
 		}
 	}
-	token, err := kubernetes.NewForConfigOrDie(cluster.Config).CoreV1().ServiceAccounts(ns).CreateToken(ctx, sa.Name,
-		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](3600)}}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := rest.AnonymousClientConfig(cluster.Config)
-	cfg.BearerToken = token.Status.Token
-	return cfg
+	return cluster.TokenConfig(t, ns, sa.Name)
 }
 
 // `skiff server --namespaced` runs with only a Role in its namespace: an

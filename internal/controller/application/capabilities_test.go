@@ -37,22 +37,12 @@ data:
 // cluster serves later shows in its app's next render, without a restart.
 func TestHelmRendersWithTheDestinationsCapabilities(t *testing.T) {
 	ctx := context.Background()
-	target, err := testcluster.Start(ctx, testcluster.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(target.Stop)
+	target := startCluster(t)
 	installExampleCRD(t, target, "Widget", "widgets")
 
 	argocd := cluster.Namespace(t)
 	reg := startSecretsRegistry(t, argocd)
-	secret, err := registered("east", target).ToSecret(argocd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cluster.Client(t).Create(ctx, secret); err != nil {
-		t.Fatal(err)
-	}
+	register(t, argocd, registered("east", target))
 	c, _ := startReconciler(t, argocd, 2*time.Second, func(r *Reconciler) {
 		r.Clusters = reg
 		r.Connect = testConnector(t)

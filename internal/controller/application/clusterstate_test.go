@@ -69,23 +69,11 @@ func TestMajorMinor(t *testing.T) {
 // Successful again; when its last app goes, it is no longer monitored.
 func TestClusterStatesFollowTheClustersInUse(t *testing.T) {
 	ctx := context.Background()
-	east, err := testcluster.Start(ctx, testcluster.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(east.Stop)
+	east := startCluster(t)
 	argocd := cluster.Namespace(t)
 	reg := startSecretsRegistry(t, argocd)
 	const idle = "https://idle.example.invalid"
-	for _, c := range []clusters.Cluster{registered("east", east), {Name: "idle", Server: idle, Config: clusters.Config{BearerToken: "idle-token"}}} {
-		secret, err := c.ToSecret(argocd)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := cluster.Client(t).Create(ctx, secret); err != nil {
-			t.Fatal(err)
-		}
-	}
+	register(t, argocd, registered("east", east), clusters.Cluster{Name: "idle", Server: idle, Config: clusters.Config{BearerToken: "idle-token"}})
 	c, rec := startReconciler(t, argocd, 2*time.Second, func(r *Reconciler) {
 		r.Clusters = reg
 		r.Connect = testConnector(t)

@@ -16,7 +16,6 @@ import (
 	"github.com/skiffcd/skiff/internal/clusterops"
 	"github.com/skiffcd/skiff/internal/clusters"
 	"github.com/skiffcd/skiff/internal/syncengine"
-	"github.com/skiffcd/skiff/internal/testcluster"
 	"github.com/skiffcd/skiff/internal/testgit"
 	"github.com/skiffcd/skiff/internal/testwait"
 )
@@ -30,11 +29,7 @@ import (
 // nothing.
 func TestAppsDeployToAClusterLimitedToNamespaces(t *testing.T) {
 	ctx := context.Background()
-	target, err := testcluster.Start(ctx, testcluster.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(target.Stop)
+	target := startCluster(t)
 	web, jobs := target.Namespace(t), target.Namespace(t)
 	admin := target.Client(t)
 	token, err := clusterops.InstallManager(ctx, admin, []string{web, jobs}, clusterops.TokenWait)
@@ -47,13 +42,7 @@ func TestAppsDeployToAClusterLimitedToNamespaces(t *testing.T) {
 
 	argocd := cluster.Namespace(t)
 	reg := startSecretsRegistry(t, argocd)
-	secret, err := limited.ToSecret(argocd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cluster.Client(t).Create(ctx, secret); err != nil {
-		t.Fatal(err)
-	}
+	register(t, argocd, limited)
 	refused := &refusals{}
 	connect := testConnector(t)
 	c, _ := startReconciler(t, argocd, 2*time.Second, func(r *Reconciler) {
