@@ -11,7 +11,6 @@ import (
 	"net/url"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -33,34 +32,6 @@ import (
 	"github.com/skiffcd/skiff/internal/testgit"
 	"github.com/skiffcd/skiff/internal/testwait"
 )
-
-// forbiddenLog records the requests the API server refused with 403.
-type forbiddenLog struct {
-	mu       sync.Mutex
-	requests []string
-}
-
-func (l *forbiddenLog) wrap(rt http.RoundTripper) http.RoundTripper {
-	return roundTripFunc(func(req *http.Request) (*http.Response, error) {
-		resp, err := rt.RoundTrip(req)
-		if err == nil && resp.StatusCode == http.StatusForbidden {
-			l.mu.Lock()
-			l.requests = append(l.requests, req.Method+" "+req.URL.Path+"?"+req.URL.RawQuery)
-			l.mu.Unlock()
-		}
-		return resp, err
-	})
-}
-
-func (l *forbiddenLog) list() []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return append([]string(nil), l.requests...)
-}
-
-type roundTripFunc func(*http.Request) (*http.Response, error)
-
-func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
 
 // namespacedIdentity creates a ServiceAccount whose only rights are the
 // Role of testdata/namespaced-role.yaml in ns, and returns a config that
@@ -95,8 +66,8 @@ func TestNamespacedServerRunsWithARoleOnly(t *testing.T) {
 	ns, other := cluster.Namespace(t), cluster.Namespace(t)
 	admin := cluster.Client(t)
 	cfg := namespacedIdentity(t, ns)
-	forbidden := &forbiddenLog{}
-	cfg.WrapTransport = forbidden.wrap
+	forbidden := &testcluster.Refusals{}
+	cfg.WrapTransport = forbidden.Wrap
 
 	ctrl.SetLogger(logr.Discard())
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -203,7 +174,7 @@ func TestNamespacedServerRunsWithARoleOnly(t *testing.T) {
 	if err := admin.Get(ctx, client.ObjectKey{Name: "skiff-namespaced-test-reader"}, &role); !apierrors.IsNotFound(err) {
 		t.Errorf("the ClusterRole after the refused sync: %v, want not found", err)
 	}
-	if refused := forbidden.list(); len(refused) > 0 {
+	if refused := forbidden.List(); len(refused) > 0 {
 		t.Errorf("the API server refused %d requests of the namespaced Skiff:\n%s", len(refused), strings.Join(refused, "\n"))
 	}
 	// An analysis of a ClusterAnalysisTemplate, which the namespaced

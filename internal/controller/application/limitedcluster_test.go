@@ -2,8 +2,6 @@ package application
 
 import (
 	"context"
-	"net/http"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,6 +14,7 @@ import (
 	"github.com/skiffcd/skiff/internal/clusterops"
 	"github.com/skiffcd/skiff/internal/clusters"
 	"github.com/skiffcd/skiff/internal/syncengine"
+	"github.com/skiffcd/skiff/internal/testcluster"
 	"github.com/skiffcd/skiff/internal/testgit"
 	"github.com/skiffcd/skiff/internal/testwait"
 )
@@ -43,13 +42,13 @@ func TestAppsDeployToAClusterLimitedToNamespaces(t *testing.T) {
 	argocd := cluster.Namespace(t)
 	reg := startSecretsRegistry(t, argocd)
 	register(t, argocd, limited)
-	refused := &refusals{}
+	refused := &testcluster.Refusals{}
 	connect := testConnector(t)
 	c, _ := startReconciler(t, argocd, 2*time.Second, func(r *Reconciler) {
 		r.Clusters = reg
 		r.Connect = func(cl clusters.Cluster, cfg *rest.Config) (*clustercache.Cache, *syncengine.Engine, error) {
 			cfg = rest.CopyConfig(cfg)
-			cfg.Wrap(refused.wrap)
+			cfg.Wrap(refused.Wrap)
 			return connect(cl, cfg)
 		}
 	})
@@ -95,35 +94,7 @@ func TestAppsDeployToAClusterLimitedToNamespaces(t *testing.T) {
 	testwait.Consistently(t, "nothing applied for the refused app", 3*time.Second, func() error {
 		return configMapsAre(admin, jobs, "lim-scoped")
 	})
-	if got := refused.list(); len(got) > 0 {
+	if got := refused.List(); len(got) > 0 {
 		t.Errorf("the limited cluster refused %d requests: %v", len(got), got)
 	}
 }
-
-// refusals records the requests an API server answered 403.
-type refusals struct {
-	mu       sync.Mutex
-	requests []string
-}
-
-func (r *refusals) wrap(rt http.RoundTripper) http.RoundTripper {
-	return roundTripper(func(req *http.Request) (*http.Response, error) {
-		resp, err := rt.RoundTrip(req)
-		if err == nil && resp.StatusCode == http.StatusForbidden {
-			r.mu.Lock()
-			r.requests = append(r.requests, req.Method+" "+req.URL.Path)
-			r.mu.Unlock()
-		}
-		return resp, err
-	})
-}
-
-func (r *refusals) list() []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]string(nil), r.requests...)
-}
-
-type roundTripper func(*http.Request) (*http.Response, error)
-
-func (f roundTripper) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
