@@ -69,10 +69,15 @@ type Options struct {
 	// Health, when set, judges each tracked object as it is stored, for
 	// Event.HealthChanged.
 	Health func(*unstructured.Unstructured) string
-	// Namespace, when set, limits the cache to the namespaced kinds'
-	// objects in that namespace and watches no cluster-scoped kind: a
-	// namespaced install (skiff server --namespaced) may read nothing else.
-	Namespace string
+	// Namespaces, when set, limit the cache to the namespaced kinds'
+	// objects in those namespaces, each kind watched once per namespace,
+	// and leave out cluster-scoped kinds unless ClusterResources: what a
+	// namespaced install (skiff server --namespaced) or the credentials of
+	// a cluster Secret limited to namespaces may read.
+	Namespaces []string
+	// ClusterResources, with Namespaces set, watches cluster-scoped kinds
+	// too (a cluster Secret's clusterResources: "true").
+	ClusterResources bool
 }
 
 // defaultExcluded are kinds that change constantly and that no GitOps
@@ -106,6 +111,8 @@ type Cache struct {
 
 	rediscover chan struct{}
 	synced     chan struct{}
+
+	health watchHealth
 }
 
 // New returns a Cache for the cluster behind cfg.

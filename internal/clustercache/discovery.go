@@ -29,7 +29,7 @@ func (c *Cache) discover(ctx context.Context) error {
 			if strings.Contains(r.Name, "/") || !hasVerbs(r.Verbs, "list", "watch") {
 				continue
 			}
-			if c.opts.Namespace != "" && !r.Namespaced {
+			if !r.Namespaced && len(c.opts.Namespaces) > 0 && !c.opts.ClusterResources {
 				continue
 			}
 			gvk := gv.WithKind(r.Kind)
@@ -38,21 +38,32 @@ func (c *Cache) discover(ctx context.Context) error {
 			}
 			gvr := gv.WithResource(r.Name)
 			c.mu.Lock()
-			_, known := c.watched[gvr]
+			w, known := c.watched[gvr]
 			if !known {
-				c.watched[gvr] = &kindWatch{gvk: gvk}
+				w = &kindWatch{gvk: gvk, namespaces: c.namespacesOf(r.Namespaced)}
+				c.watched[gvr] = w
 			}
 			c.mu.Unlock()
 			if known {
 				continue
 			}
-			started = append(started, c.watchMetadata(ctx, gvr, gvk))
+			started = append(started, c.watchMetadata(ctx, gvr, w))
 		}
 	}
 	if !cache.WaitForCacheSync(ctx.Done(), started...) {
 		return fmt.Errorf("waiting for the cluster cache to sync: %w", ctx.Err())
 	}
 	return c.upgrade(ctx)
+}
+
+// namespacesOf are the namespaces a kind is watched in, one watch each:
+// "" (all, or none for a cluster-scoped kind) unless the cache is limited
+// to namespaces and the kind is namespaced.
+func (c *Cache) namespacesOf(namespaced bool) []string {
+	if !namespaced || len(c.opts.Namespaces) == 0 {
+		return []string{""}
+	}
+	return c.opts.Namespaces
 }
 
 func hasVerbs(verbs []string, want ...string) bool {

@@ -153,6 +153,13 @@ func (c *Cache) Watches(gk schema.GroupKind) bool {
 	return ok
 }
 
+// Kinds returns the number of watched kinds.
+func (c *Cache) Kinds() int {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return len(c.watched)
+}
+
 // Len returns the number of cached objects.
 func (c *Cache) Len() int {
 	c.mu.RLock()

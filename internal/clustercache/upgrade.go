@@ -60,9 +60,9 @@ func (c *Cache) upgrade(ctx context.Context) error {
 	started := make([]cache.InformerSynced, len(kinds))
 	for i, gvr := range kinds {
 		c.mu.RLock()
-		gvk := c.watched[gvr].gvk
+		w := c.watched[gvr]
 		c.mu.RUnlock()
-		started[i] = c.watchFull(ctx, gvr, gvk)
+		started[i] = c.watchFull(ctx, gvr, w)
 	}
 	if !cache.WaitForCacheSync(ctx.Done(), started...) {
 		return fmt.Errorf("waiting for the cluster cache to sync: %w", ctx.Err())

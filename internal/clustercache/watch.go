@@ -19,45 +19,81 @@ import (
 // is watched whole from then on (see upgrade).
 type kindWatch struct {
 	gvk schema.GroupVersionKind
+	// namespaces are watched one by one ("" for all; see namespacesOf).
+	namespaces []string
 	// wantFull is set when a tracked object of the kind was seen, full
 	// once the full watch has its list in.
 	wantFull, full bool
-	// stopMetadata ends the metadata-only watch.
+	// stopMetadata ends the metadata-only watches.
 	stopMetadata context.CancelFunc
 }
 
-// watchMetadata starts a metadata-only informer of gvr and returns its
-// HasSynced.
-func (c *Cache) watchMetadata(ctx context.Context, gvr schema.GroupVersionResource, gvk schema.GroupVersionKind) cache.InformerSynced {
-	resource := c.metadata.Resource(gvr).Namespace(c.opts.Namespace)
-	lw := cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
-		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
-			return resource.List(ctx, opts)
-		},
-		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
-			return resource.Watch(ctx, opts)
-		},
-	}, c.metadata)
+// watchMetadata starts the metadata-only informers of gvr, one per
+// namespace of w, and returns their HasSynced.
+func (c *Cache) watchMetadata(ctx context.Context, gvr schema.GroupVersionResource, w *kindWatch) cache.InformerSynced {
 	ctx, stop := context.WithCancel(ctx)
 	c.mu.Lock()
-	c.watched[gvr].stopMetadata = stop
+	w.stopMetadata = stop
 	c.mu.Unlock()
-	return c.run(ctx, lw, &metav1.PartialObjectMetadata{}, gvk, c.metadataTransform(gvr, gvk))
+	synced := make([]cache.InformerSynced, len(w.namespaces))
+	for i, ns := range w.namespaces {
+		resource := c.metadata.Resource(gvr).Namespace(ns)
+		lw := c.listWatch(watchKey(gvr, ns), c.metadata, func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+			return resource.List(ctx, opts)
+		}, resource.Watch)
+		synced[i] = c.run(ctx, lw, &metav1.PartialObjectMetadata{}, w.gvk, c.metadataTransform(gvr, w.gvk))
+	}
+	return allSynced(synced)
 }
 
-// watchFull starts an informer of gvr's whole objects and returns its
-// HasSynced.
-func (c *Cache) watchFull(ctx context.Context, gvr schema.GroupVersionResource, gvk schema.GroupVersionKind) cache.InformerSynced {
-	resource := c.dynamic.Resource(gvr).Namespace(c.opts.Namespace)
-	lw := cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
-		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+// watchFull starts the informers of gvr's whole objects, one per namespace
+// of w, and returns their HasSynced.
+func (c *Cache) watchFull(ctx context.Context, gvr schema.GroupVersionResource, w *kindWatch) cache.InformerSynced {
+	synced := make([]cache.InformerSynced, len(w.namespaces))
+	for i, ns := range w.namespaces {
+		resource := c.dynamic.Resource(gvr).Namespace(ns)
+		lw := c.listWatch(watchKey(gvr, ns), c.dynamic, func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return resource.List(ctx, opts)
+		}, resource.Watch)
+		synced[i] = c.run(ctx, lw, &unstructured.Unstructured{}, w.gvk, transform(w.gvk, c.opts.Tracking, c.opts.Health))
+	}
+	return allSynced(synced)
+}
+
+// listWatch is the ListerWatcher of one informer, known as key: list and
+// watch, which also record when they succeed and why they fail (see
+// WatchStatus). client is the one they use, asked whether it supports
+// watch-list semantics.
+func (c *Cache) listWatch(key string, client any,
+	list func(context.Context, metav1.ListOptions) (runtime.Object, error),
+	watchFn func(context.Context, metav1.ListOptions) (watch.Interface, error)) cache.ListerWatcher {
+	return cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+			obj, err := list(ctx, opts)
+			c.health.record(ctx, key, "listing", err)
+			return obj, err
 		},
 		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
-			return resource.Watch(ctx, opts)
+			w, err := watchFn(ctx, opts)
+			c.health.record(ctx, key, "watching", err)
+			return w, err
 		},
-	}, c.dynamic)
-	return c.run(ctx, lw, &unstructured.Unstructured{}, gvk, transform(gvk, c.opts.Tracking, c.opts.Health))
+	}, client)
+}
+
+// allSynced reports whether every informer of synced has synced.
+func allSynced(synced []cache.InformerSynced) cache.InformerSynced {
+	if len(synced) == 1 {
+		return synced[0]
+	}
+	return func() bool {
+		for _, s := range synced {
+			if !s() {
+				return false
+			}
+		}
+		return true
+	}
 }
 
 // run runs an informer until ctx ends. It is a plain informer, not a

@@ -34,8 +34,12 @@ type Cluster struct {
 	Shard            *int              `json:"shard,omitempty"`
 	Labels           map[string]string `json:"labels,omitempty"`
 	Annotations      map[string]string `json:"annotations,omitempty"`
-	// ConnectionState is "Unknown" until the controller reports it.
+	// ConnectionState, ServerVersion and Info are the controller's view of
+	// the cluster (Ops.States); ConnectionState and ServerVersion repeat
+	// Info's, as Argo CD's API does. Unknown when nothing reports them.
 	ConnectionState ConnectionState `json:"connectionState"`
+	ServerVersion   string          `json:"serverVersion,omitempty"`
+	Info            clusters.Info   `json:"info"`
 	// Applications lists the apps that target the cluster.
 	Applications []string `json:"applications,omitempty"`
 	// SecretName is the cluster Secret; empty for the implicit in-cluster one.
@@ -43,9 +47,13 @@ type Cluster struct {
 }
 
 // ConnectionState is Argo CD's connection state of a cluster.
-type ConnectionState struct {
-	Status  string `json:"status"`
-	Message string `json:"message,omitempty"`
+type ConnectionState = clusters.ConnectionState
+
+// States reports the clusters' states as the Application controller sees
+// them (Reconciler.ClusterStates); the API server reaches the controller
+// through it, since operations never import controllers.
+type States interface {
+	ClusterStates(ctx context.Context) ([]clusters.State, error)
 }
 
 // List is the clusters and the cluster Secrets that could not be read.
@@ -57,12 +65,15 @@ type List struct {
 
 // Ops runs the operations on the cluster Secrets of Namespace. Reader reads
 // Secrets and argocd-cm (in the API server, its cache of that namespace),
-// Apps the Applications (nil means Reader); Client writes.
+// Apps the Applications (nil means Reader); Client writes. States, when
+// set, gives List and Get the clusters' connection states; without it
+// they are Unknown.
 type Ops struct {
 	Reader    client.Reader
 	Apps      client.Reader
 	Client    client.Client
 	Namespace string
+	States    States
 }
 
 // Snapshot reads the clusters as the controller sees them.
@@ -112,8 +123,39 @@ func of(p clusters.Cluster, apps []string) Cluster {
 		Server: p.Server, Name: p.Name, Config: p.Config, Namespaces: p.Namespaces,
 		ClusterResources: p.ClusterResources, Project: p.Project, Shard: p.Shard,
 		Labels: p.Labels, Annotations: p.Annotations, SecretName: p.SecretName,
-		ConnectionState: ConnectionState{Status: "Unknown"}, Applications: apps,
+		ConnectionState: ConnectionState{Status: clusters.ConnectionUnknown}, Applications: apps,
+		Info: clusters.Info{ConnectionState: ConnectionState{Status: clusters.ConnectionUnknown}},
 	}
+}
+
+// withStates sets each cluster's state from states, by server: a cluster
+// without one is Unknown and not monitored; when the states could not be
+// read (err), every cluster is Unknown with that error.
+func withStates(items []Cluster, states []clusters.State, err error) {
+	byServer := make(map[string]clusters.State, len(states))
+	for _, s := range states {
+		byServer[s.Server] = s
+	}
+	for i := range items {
+		s, ok := byServer[items[i].Server]
+		switch {
+		case err != nil:
+			s = clusters.UnknownState(items[i].Server, "connection state unavailable: "+err.Error())
+		case !ok:
+			s = clusters.UnknownState(items[i].Server, clusters.NotMonitored)
+		}
+		items[i].Info = s.Info
+		items[i].ConnectionState, items[i].ServerVersion = s.Info.ConnectionState, s.Info.ServerVersion
+	}
+}
+
+// addStates gives items the states of o.States, when set.
+func (o Ops) addStates(ctx context.Context, items []Cluster) {
+	if o.States == nil {
+		return
+	}
+	states, err := o.States.ClusterStates(ctx)
+	withStates(items, states, err)
 }
 
 // List returns every cluster, with the apps targeting each.
@@ -130,6 +172,7 @@ func (o Ops) List(ctx context.Context) (List, error) {
 	for _, c := range snap.Clusters {
 		list.Items = append(list.Items, Public(c, targets[c.Server]))
 	}
+	o.addStates(ctx, list.Items)
 	for _, err := range snap.Invalid {
 		list.Invalid = append(list.Invalid, err.Error())
 	}
@@ -164,7 +207,9 @@ func (o Ops) Get(ctx context.Context, serverOrName string) (Cluster, error) {
 	if err != nil {
 		return Cluster{}, err
 	}
-	return Public(c, targets[c.Server]), nil
+	items := []Cluster{Public(c, targets[c.Server])}
+	o.addStates(ctx, items)
+	return items[0], nil
 }
 
 // Spec is what a create or update writes, credentials included.

@@ -302,7 +302,7 @@ func addApplicationController(mgr ctrl.Manager, cfg *rest.Config, opts Options, 
 	if err != nil {
 		return nil, err
 	}
-	live, err := clustercache.New(cfg, clustercache.Options{Health: health.StatusText, Namespace: managedNamespace(opts)})
+	live, err := clustercache.New(cfg, clustercache.Options{Health: health.StatusText, Namespaces: localCacheNamespaces(opts)})
 	if err != nil {
 		return nil, err
 	}
@@ -372,9 +372,9 @@ func newEngine(c client.Client) *syncengine.Engine {
 // registered cluster as those of the local one, with the client limits of
 // Skiff's own; its kinds are discovered from it, lazily.
 func connectCluster(mgr ctrl.Manager, opts Options) application.Connector {
-	return func(cfg *rest.Config) (*clustercache.Cache, *syncengine.Engine, error) {
+	return func(c clusters.Cluster, cfg *rest.Config) (*clustercache.Cache, *syncengine.Engine, error) {
 		cfg = clientConfig(cfg, opts)
-		live, err := clustercache.New(cfg, clustercache.Options{Health: health.StatusText})
+		live, err := clustercache.New(cfg, application.CacheOptions(c, clustercache.Options{Health: health.StatusText}))
 		if err != nil {
 			return nil, nil, err
 		}
@@ -410,7 +410,7 @@ func addAPIServer(mgr ctrl.Manager, opts Options, apps *application.Reconciler, 
 	if err != nil {
 		return fmt.Errorf("reading the server version: %w", err)
 	}
-	return mgr.Add(&server.Server{
+	srv := &server.Server{
 		Client:    mgr.GetClient(),
 		Settings:  config,
 		APIReader: mgr.GetAPIReader(),
@@ -425,7 +425,9 @@ func addAPIServer(mgr ctrl.Manager, opts Options, apps *application.Reconciler, 
 		Clusters:    apps.Clusters,
 		Options:     opts.API,
 		Log:         slog.New(logr.ToSlogHandler(mgr.GetLogger().WithName("api-server"))),
-	})
+	}
+	srv.ClusterStates = electedStates{elected: mgr.Elected(), local: apps}
+	return mgr.Add(srv)
 }
 
 // ownerRefresher refreshes the apps a webhook's push touched in process

@@ -1,64 +1,37 @@
 package manager
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/go-logr/logr"
-	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
+	"github.com/skiffcd/skiff/internal/clusterops"
+	"github.com/skiffcd/skiff/internal/clusters"
 	"github.com/skiffcd/skiff/internal/server"
 	"github.com/skiffcd/skiff/internal/testcluster"
 	"github.com/skiffcd/skiff/internal/testgit"
 	"github.com/skiffcd/skiff/internal/testwait"
 )
-
-// forbiddenLog records the requests the API server refused with 403.
-type forbiddenLog struct {
-	mu       sync.Mutex
-	requests []string
-}
-
-func (l *forbiddenLog) wrap(rt http.RoundTripper) http.RoundTripper {
-	return roundTripFunc(func(req *http.Request) (*http.Response, error) {
-		resp, err := rt.RoundTrip(req)
-		if err == nil && resp.StatusCode == http.StatusForbidden {
-			l.mu.Lock()
-			l.requests = append(l.requests, req.Method+" "+req.URL.Path+"?"+req.URL.RawQuery)
-			l.mu.Unlock()
-		}
-		return resp, err
-	})
-}
-
-func (l *forbiddenLog) list() []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return append([]string(nil), l.requests...)
-}
-
-type roundTripFunc func(*http.Request) (*http.Response, error)
-
-func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
 
 // namespacedIdentity creates a ServiceAccount whose only rights are the
 // Role of testdata/namespaced-role.yaml in ns, and returns a config that
@@ -80,14 +53,7 @@ func namespacedIdentity(t *testing.T, ns string) *rest.Config {
 			t.Fatal(err)
 		}
 	}
-	token, err := kubernetes.NewForConfigOrDie(cluster.Config).CoreV1().ServiceAccounts(ns).CreateToken(ctx, sa.Name,
-		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](3600)}}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := rest.AnonymousClientConfig(cluster.Config)
-	cfg.BearerToken = token.Status.Token
-	return cfg
+	return cluster.TokenConfig(t, ns, sa.Name)
 }
 
 // `skiff server --namespaced` runs with only a Role in its namespace: an
@@ -100,8 +66,8 @@ func TestNamespacedServerRunsWithARoleOnly(t *testing.T) {
 	ns, other := cluster.Namespace(t), cluster.Namespace(t)
 	admin := cluster.Client(t)
 	cfg := namespacedIdentity(t, ns)
-	forbidden := &forbiddenLog{}
-	cfg.WrapTransport = forbidden.wrap
+	forbidden := &testcluster.Refusals{}
+	cfg.WrapTransport = forbidden.Wrap
 
 	ctrl.SetLogger(logr.Discard())
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -208,7 +174,7 @@ func TestNamespacedServerRunsWithARoleOnly(t *testing.T) {
 	if err := admin.Get(ctx, client.ObjectKey{Name: "skiff-namespaced-test-reader"}, &role); !apierrors.IsNotFound(err) {
 		t.Errorf("the ClusterRole after the refused sync: %v, want not found", err)
 	}
-	if refused := forbidden.list(); len(refused) > 0 {
+	if refused := forbidden.List(); len(refused) > 0 {
 		t.Errorf("the API server refused %d requests of the namespaced Skiff:\n%s", len(refused), strings.Join(refused, "\n"))
 	}
 	// An analysis of a ClusterAnalysisTemplate, which the namespaced
@@ -254,6 +220,45 @@ func TestNamespacedServerRunsWithARoleOnly(t *testing.T) {
 	testwait.Eventually(t, "the API server's initial admin password", func() error {
 		return admin.Get(ctx, client.ObjectKey{Namespace: ns, Name: server.InitialAdminSecretName}, &initial)
 	})
+
+	// The API answers the controller's state of the cluster it deploys to.
+	inCluster := apiCluster(t, "http://"+ln.Addr().String(), string(initial.Data["password"]), "in-cluster")
+	if s := inCluster.Info; s.ConnectionState.Status != clusters.ConnectionSuccessful || s.ServerVersion == "" || s.ApplicationsCount < 2 ||
+		s.CacheInfo.ResourcesCount == 0 || s.CacheInfo.LastCacheSyncTime == nil || inCluster.ConnectionState != s.ConnectionState {
+		t.Errorf("in-cluster through the API: %+v, info %+v", inCluster.ConnectionState, s)
+	}
+}
+
+// apiCluster logs in to the API server at base as admin and reads the
+// cluster of a name or server.
+func apiCluster(t *testing.T, base, password, id string) clusterops.Cluster {
+	t.Helper()
+	body, _ := json.Marshal(map[string]string{"username": "admin", "password": password})
+	resp, err := http.Post(base+"/api/v1/session", "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var login struct{ Token string }
+	err = json.NewDecoder(resp.Body).Decode(&login)
+	resp.Body.Close()
+	if err != nil || login.Token == "" {
+		t.Fatalf("logging in: %d, %v", resp.StatusCode, err)
+	}
+	req, err := http.NewRequest(http.MethodGet, base+"/api/v1/clusters/"+url.PathEscape(id), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+login.Token)
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var c clusterops.Cluster
+	if err := json.NewDecoder(resp.Body).Decode(&c); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET cluster %s: %d, %v", id, resp.StatusCode, err)
+	}
+	return c
 }
 
 // waitApp reads the Application until check passes (up to 90 s) and

@@ -13,10 +13,11 @@ const resClusters = "clusters"
 // clusterBodyLimit bounds a cluster in a request (certificates included).
 const clusterBodyLimit = 1 << 20
 
-// clusterOps reads cluster Secrets and argocd-cm from the settings cache
-// and Applications from the manager's.
+// clusterOps reads cluster Secrets and argocd-cm from the settings cache,
+// Applications from the manager's and the clusters' states from
+// ClusterStates.
 func (s *Server) clusterOps() clusterops.Ops {
-	return clusterops.Ops{Reader: s.Settings, Apps: s.Client, Client: s.Client, Namespace: s.Namespace}
+	return clusterops.Ops{Reader: s.Settings, Apps: s.Client, Client: s.Client, Namespace: s.Namespace, States: s.ClusterStates}
 }
 
 // handleListClusters lists the clusters the caller may get, and the

@@ -1,13 +1,17 @@
 package server
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
 	"github.com/skiffcd/skiff/internal/clusterops"
+	"github.com/skiffcd/skiff/internal/clusters"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 func TestClustersAPI(t *testing.T) {
@@ -77,4 +81,52 @@ func TestClustersAPI(t *testing.T) {
 		t.Fatalf("forced delete: %d %s", r.status, r.body)
 	}
 	wantError(t, h.do(http.MethodGet, prodPath, admin, nil), http.StatusNotFound)
+}
+
+// fixedStates are the states a controller reports.
+type fixedStates []clusters.State
+
+func (f fixedStates) ClusterStates(context.Context) ([]clusters.State, error) { return f, nil }
+
+// The clusters' states, as the controller reports them through
+// Server.ClusterStates, show in the list and in each cluster under Argo
+// CD's names (connectionState, serverVersion, info with cacheInfo and
+// applicationsCount); a cluster the controller does not follow is
+// Unknown and not monitored.
+func TestClustersAPIShowsConnectionStates(t *testing.T) {
+	synced := metav1.NewTime(time.Date(2026, 5, 4, 3, 2, 1, 0, time.UTC))
+	const prodServer = "https://prod.example.com:6443"
+	h := startServerWith(t, Options{}, func(s *Server) {
+		s.ClusterStates = fixedStates{{Server: prodServer, Info: clusters.Info{
+			ConnectionState:   clusters.ConnectionState{Status: clusters.ConnectionFailed, Message: "dial tcp: connection refused", AttemptedAt: &synced},
+			ServerVersion:     "1.35",
+			CacheInfo:         clusters.CacheInfo{ResourcesCount: 40, APIsCount: 12, LastCacheSyncTime: &synced},
+			ApplicationsCount: 2,
+		}}}
+	})
+	admin := h.login("admin", h.password)
+	prod := map[string]any{"name": "prod", "server": prodServer, "config": map[string]any{"bearerToken": "tok-s3cret"}}
+	if r := h.do(http.MethodPost, "/api/v1/clusters", admin, prod); r.status != http.StatusOK {
+		t.Fatalf("adding prod: %d %s", r.status, r.body)
+	}
+
+	wantProd := `"connectionState":{"status":"Failed","message":"dial tcp: connection refused","attemptedAt":"2026-05-04T03:02:01Z"}`
+	wantInfo := `"info":{"connectionState":{"status":"Failed","message":"dial tcp: connection refused","attemptedAt":"2026-05-04T03:02:01Z"},` +
+		`"serverVersion":"1.35","cacheInfo":{"resourcesCount":40,"apisCount":12,"lastCacheSyncTime":"2026-05-04T03:02:01Z"},"applicationsCount":2}`
+	for _, path := range []string{"/api/v1/clusters", "/api/v1/clusters/" + url.PathEscape(prodServer), "/api/v1/clusters/prod"} {
+		r := h.do(http.MethodGet, path, admin, nil)
+		if r.status != http.StatusOK {
+			t.Fatalf("GET %s: %d %s", path, r.status, r.body)
+		}
+		for _, want := range []string{wantProd, `"serverVersion":"1.35"`, wantInfo} {
+			if !strings.Contains(string(r.body), want) {
+				t.Errorf("GET %s: no %s in\n%s", path, want, r.body)
+			}
+		}
+	}
+	var inCluster clusterops.Cluster
+	h.do(http.MethodGet, "/api/v1/clusters/in-cluster", admin, nil).json(t, &inCluster)
+	if s := inCluster.ConnectionState; s.Status != clusters.ConnectionUnknown || s.Message != clusters.NotMonitored || inCluster.Info.ConnectionState != s {
+		t.Errorf("in-cluster, which the controller does not report: %+v, info %+v", s, inCluster.Info)
+	}
 }

@@ -35,6 +35,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/skiffcd/skiff/internal/clusterops"
 	"github.com/skiffcd/skiff/internal/clusters"
 	"github.com/skiffcd/skiff/internal/crdschema"
 	"github.com/skiffcd/skiff/internal/reposerver"
@@ -102,6 +103,9 @@ type Server struct {
 	// Clusters resolves the destinations of the apps the API writes and
 	// reads; nil means the in-cluster entry only.
 	Clusters clusters.Registry
+	// ClusterStates gives /api/v1/clusters the clusters' connection
+	// states; nil leaves them Unknown.
+	ClusterStates clusterops.States
 	// Now is the clock; nil means time.Now.
 	Now     func() time.Time
 	Options Options

@@ -89,13 +89,15 @@ func (a API) RotateAuth(ctx context.Context, id string) (clusterops.Cluster, err
 	return c, a.Client.Call(ctx, http.MethodPost, clusterPath(id, "rotate-auth"), nil, &c)
 }
 
-// WriteList prints clusters as `argocd cluster list` does, and after them
-// the cluster Secrets that could not be read.
+// WriteList prints clusters as `argocd cluster list` does (SERVER NAME
+// VERSION STATUS MESSAGE PROJECT), with the number of apps that target
+// each, and after them the cluster Secrets that could not be read.
 func WriteList(w, warnings io.Writer, list clusterops.List) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 3, ' ', 0)
-	fmt.Fprintln(tw, "SERVER\tNAME\tSTATUS\tMESSAGE\tPROJECT\tAPPS")
+	fmt.Fprintln(tw, "SERVER\tNAME\tVERSION\tSTATUS\tMESSAGE\tPROJECT\tAPPS")
 	for _, c := range list.Items {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\n", c.Server, c.Name, c.ConnectionState.Status, c.ConnectionState.Message, c.Project, len(c.Applications))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\n", c.Server, c.Name, c.ServerVersion, c.ConnectionState.Status,
+			oneLine(c.ConnectionState.Message), c.Project, len(c.Applications))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -104,6 +106,11 @@ func WriteList(w, warnings io.Writer, list clusterops.List) error {
 		fmt.Fprintf(warnings, "warning: %s\n", msg)
 	}
 	return nil
+}
+
+// oneLine keeps a message on its table row.
+func oneLine(msg string) string {
+	return strings.Join(strings.Fields(msg), " ")
 }
 
 // AddOptions are `skiff cluster add`'s flags.

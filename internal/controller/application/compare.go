@@ -75,7 +75,7 @@ func (r *Reconciler) compare(ctx context.Context, app *v1alpha1.Application, har
 		return comparison{failed: true}
 	}
 
-	resp, err := r.Repo.Manifests(ctx, r.manifestRequest(app, hard, maxRevisionAge))
+	resp, err := r.Repo.Manifests(ctx, r.manifestRequest(app, tgt.caps, hard, maxRevisionAge))
 	if err != nil {
 		// Keep the last known resources and health: the live state did not
 		// change because git became unreadable.
@@ -118,11 +118,12 @@ func (r *Reconciler) compare(ctx context.Context, app *v1alpha1.Application, har
 	}}
 }
 
-// manifestRequest asks for the rendered target state of app's sources.
-func (r *Reconciler) manifestRequest(app *v1alpha1.Application, hard bool, maxRevisionAge time.Duration) reposerver.Request {
+// manifestRequest asks for the rendered target state of app's sources in
+// a cluster of capabilities caps.
+func (r *Reconciler) manifestRequest(app *v1alpha1.Application, caps capabilities, hard bool, maxRevisionAge time.Duration) reposerver.Request {
 	return reposerver.Request{
 		AppName: app.Name, Project: app.ProjectName(), Sources: app.Spec.GetSources(), Namespace: app.Spec.Destination.Namespace,
-		KubeVersion: r.kubeVersion, APIVersions: r.apiVersions, Hard: hard, MaxRevisionAge: maxRevisionAge,
+		KubeVersion: caps.kubeVersion, APIVersions: caps.apiVersions, Hard: hard, MaxRevisionAge: maxRevisionAge,
 	}
 }
 

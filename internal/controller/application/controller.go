@@ -9,8 +9,6 @@ package application
 import (
 	"context"
 	"fmt"
-	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -200,28 +198,11 @@ func (r *Reconciler) loadCapabilities(mgr ctrl.Manager) error {
 	if err != nil {
 		return fmt.Errorf("building discovery client: %w", err)
 	}
-	v, err := disc.ServerVersion()
+	caps, err := readCapabilities(disc)
 	if err != nil {
-		return fmt.Errorf("reading the server version: %w", err)
+		return err
 	}
-	r.kubeVersion = v.GitVersion
-	_, lists, err := disc.ServerGroupsAndResources()
-	if err != nil && len(lists) == 0 {
-		return fmt.Errorf("discovering API versions: %w", err)
-	}
-	seen := map[string]bool{}
-	for _, l := range lists {
-		if !seen[l.GroupVersion] {
-			seen[l.GroupVersion] = true
-			r.apiVersions = append(r.apiVersions, l.GroupVersion)
-		}
-		for _, res := range l.APIResources {
-			if !strings.Contains(res.Name, "/") {
-				r.apiVersions = append(r.apiVersions, l.GroupVersion+"/"+res.Kind)
-			}
-		}
-	}
-	sort.Strings(r.apiVersions)
+	r.kubeVersion, r.apiVersions = caps.kubeVersion, caps.apiVersions
 	return nil
 }
 

@@ -236,6 +236,31 @@ func startClusters(t *testing.T) (east, west *testcluster.Cluster) {
 	return started[0], started[1]
 }
 
+// startCluster starts another control plane, stopped when the test ends.
+func startCluster(t *testing.T) *testcluster.Cluster {
+	t.Helper()
+	c, err := testcluster.Start(context.Background(), testcluster.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Stop)
+	return c
+}
+
+// register writes the cluster Secrets of cs into ns.
+func register(t *testing.T, ns string, cs ...clusters.Cluster) {
+	t.Helper()
+	for _, c := range cs {
+		secret, err := c.ToSecret(ns)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cluster.Client(t).Create(context.Background(), secret); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // registered is c as its cluster Secret registers it.
 func registered(name string, c *testcluster.Cluster) clusters.Cluster {
 	return clusters.Cluster{Name: name, Server: c.Config.Host, Config: clusters.Config{
@@ -251,8 +276,8 @@ func testConnector(t *testing.T) Connector {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return func(cfg *rest.Config) (*clustercache.Cache, *syncengine.Engine, error) {
-		live, err := clustercache.New(cfg, clustercache.Options{Health: health.StatusText})
+	return func(c clusters.Cluster, cfg *rest.Config) (*clustercache.Cache, *syncengine.Engine, error) {
+		live, err := clustercache.New(cfg, CacheOptions(c, clustercache.Options{Health: health.StatusText}))
 		if err != nil {
 			return nil, nil, err
 		}

@@ -165,7 +165,7 @@ func (r *Reconciler) sync(ctx context.Context, app *v1alpha1.Application, resume
 	}
 	resp, err := r.Repo.Manifests(ctx, reposerver.Request{
 		AppName: app.Name, Project: app.ProjectName(), Sources: srcs, Revisions: pins, Namespace: app.Spec.Destination.Namespace,
-		KubeVersion: r.kubeVersion, APIVersions: r.apiVersions,
+		KubeVersion: tgt.caps.kubeVersion, APIVersions: tgt.caps.apiVersions,
 	})
 	if err != nil {
 		return syncengine.Result{}, nil, fmt.Errorf("rendering the target state: %w", err)

@@ -10,6 +10,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apimachinery/pkg/version"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 
@@ -35,20 +36,22 @@ const (
 	registryReadWait = 200 * time.Millisecond
 )
 
-// Connector builds the watch cache and the sync engine of a registered
-// cluster reached through cfg, with the options of the local ones.
-type Connector func(cfg *rest.Config) (*clustercache.Cache, *syncengine.Engine, error)
+// Connector builds the watch cache and the sync engine of registered
+// cluster c reached through cfg, with the options of the local ones, the
+// cache limited to where c's credentials may read (CacheOptions).
+type Connector func(c clusters.Cluster, cfg *rest.Config) (*clustercache.Cache, *syncengine.Engine, error)
 
 // errClusterNotReady marks a cluster whose watch cache is still filling.
 var errClusterNotReady = errors.New("connecting")
 
 // target is where an app's objects live: the watch cache and the sync
-// engine of its cluster.
+// engine of its cluster, and what its renders learn of it.
 type target struct {
 	cache  *clustercache.Cache
 	engine *syncengine.Engine
 	// isNamespaced asks the cluster whether a kind is namespaced.
 	isNamespaced func(runtime.Object) (bool, error)
+	caps         capabilities
 }
 
 // remote is a registered cluster in use: its watch cache, sync engine and
@@ -62,6 +65,22 @@ type remote struct {
 	// err is why the cluster is unreachable; nil when its last probe
 	// answered.
 	err error
+	// capsRead says caps has been read; capsKinds is the number of kinds
+	// the watch cache watched then, so that a kind the cache discovers
+	// later (a CRD) makes the probe read caps again.
+	capsRead  bool
+	capsKinds int
+	// version is the server version of the last probe that answered
+	// (major.minor), probedAt when the last probe asked.
+	version  string
+	probedAt time.Time
+}
+
+// current is m's target with the capabilities last read.
+func (m *remote) current() target {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.target
 }
 
 func (m *remote) state() error {
@@ -70,10 +89,28 @@ func (m *remote) state() error {
 	if m.err != nil {
 		return fmt.Errorf("cluster %s is unreachable: %w", m.cluster.Name, m.err)
 	}
-	if !m.cache.Synced() {
+	if !m.cache.Synced() || !m.capsRead {
 		return fmt.Errorf("cluster %s: %w", m.cluster.Name, errClusterNotReady)
 	}
 	return nil
+}
+
+// setCapabilities records caps, read while the cache watched kinds kinds,
+// and reports whether they changed.
+func (m *remote) setCapabilities(caps capabilities, kinds int) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	changed := m.capsRead && !m.caps.equal(caps)
+	m.caps, m.capsRead, m.capsKinds = caps, true, kinds
+	return changed
+}
+
+// capabilitiesStale says whether the capabilities, once read, may be out
+// of date: the watch cache has discovered kinds since.
+func (m *remote) capabilitiesStale() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.capsRead && m.cache.Kinds() != m.capsKinds
 }
 
 // setErr records a probe's outcome and reports whether reachability changed.
@@ -85,6 +122,19 @@ func (m *remote) setErr(err error) bool {
 	return changed
 }
 
+// probed records a probe at at that answered v (nil on error) or err, and
+// reports whether reachability changed.
+func (m *remote) probed(v *version.Info, err error, at time.Time) bool {
+	changed := m.setErr(err)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.probedAt = at
+	if v != nil {
+		m.version = majorMinor(v.GitVersion)
+	}
+	return changed
+}
+
 // remoteSet holds the registered clusters in use and which app uses which.
 type remoteSet struct {
 	mu       sync.Mutex
@@ -92,6 +142,8 @@ type remoteSet struct {
 	// appServer is the server of the registered cluster each app deploys
 	// to; apps of the local cluster are absent.
 	appServer map[string]string
+	// localApps are the apps that deploy to the local cluster.
+	localApps map[string]bool
 }
 
 // clustersRead reports whether the registry has read the cluster Secrets
@@ -122,11 +174,12 @@ func (r *Reconciler) targetOf(app string) (target, error) {
 	case m == nil: // stopped by clustersChanged; the next comparison decides
 		return target{}, fmt.Errorf("cluster %s is not connected", server)
 	}
-	return m.target, m.state()
+	return m.current(), m.state()
 }
 
 func (r *Reconciler) localTarget() target {
-	return target{cache: r.Cache, engine: r.Engine, isNamespaced: r.Client.IsObjectNamespaced}
+	return target{cache: r.Cache, engine: r.Engine, isNamespaced: r.Client.IsObjectNamespaced,
+		caps: capabilities{kubeVersion: r.kubeVersion, apiVersions: r.apiVersions}}
 }
 
 // useCluster records that app deploys to c and returns c's target,
@@ -134,14 +187,17 @@ func (r *Reconciler) localTarget() target {
 // to use it, and stopping those of the registered cluster app leaves when
 // it was the last.
 func (r *Reconciler) useCluster(app string, c clusters.Cluster) (target, error) {
-	if c.IsInCluster() {
-		r.releaseCluster(app)
-		return r.localTarget(), nil
-	}
 	r.remotes.mu.Lock()
 	if r.remotes.byServer == nil {
-		r.remotes.byServer, r.remotes.appServer = map[string]*remote{}, map[string]string{}
+		r.remotes.byServer, r.remotes.appServer, r.remotes.localApps = map[string]*remote{}, map[string]string{}, map[string]bool{}
 	}
+	if c.IsInCluster() {
+		r.releaseLocked(app)
+		r.remotes.localApps[app] = true
+		r.remotes.mu.Unlock()
+		return r.localTarget(), nil
+	}
+	delete(r.remotes.localApps, app)
 	if prev, ok := r.remotes.appServer[app]; ok && prev != c.Server {
 		r.releaseLocked(app)
 	}
@@ -156,14 +212,15 @@ func (r *Reconciler) useCluster(app string, c clusters.Cluster) (target, error) 
 	}
 	r.remotes.appServer[app] = c.Server
 	r.remotes.mu.Unlock()
-	return m.target, m.state()
+	return m.current(), m.state()
 }
 
-// releaseCluster forgets the registered cluster app used, stopping it when
-// no other app uses it.
+// releaseCluster forgets the cluster app used, stopping a registered one
+// when no other app uses it.
 func (r *Reconciler) releaseCluster(app string) {
 	r.remotes.mu.Lock()
 	defer r.remotes.mu.Unlock()
+	delete(r.remotes.localApps, app)
 	r.releaseLocked(app)
 }
 
@@ -207,7 +264,7 @@ func (r *Reconciler) startRemote(c clusters.Cluster) (*remote, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cluster %s: %w", c.Name, err)
 	}
-	live, engine, err := r.Connect(cfg)
+	live, engine, err := r.Connect(c, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("cluster %s: %w", c.Name, err)
 	}
@@ -221,36 +278,66 @@ func (r *Reconciler) startRemote(c clusters.Cluster) (*remote, error) {
 	m := &remote{cluster: c, stop: cancel,
 		target: target{cache: live, engine: engine, isNamespaced: engine.Client.IsObjectNamespaced}}
 	live.Subscribe(r.liveChange)
-	go r.fill(ctx, m)
+	go r.fill(ctx, m, probe)
 	go r.probeLoop(ctx, m, probe)
 	return m, nil
 }
 
-// fill starts m's watch cache, again every clusterProbeInterval while the
-// cluster does not answer, and compares m's apps once it is filled.
-func (r *Reconciler) fill(ctx context.Context, m *remote) {
+// fill starts m's watch cache and reads the cluster's capabilities, each
+// again every clusterProbeInterval while the cluster does not answer, and
+// compares m's apps once both are in.
+func (r *Reconciler) fill(ctx context.Context, m *remote, disc discovery.DiscoveryInterface) {
 	for {
 		err := m.cache.Start(ctx)
 		if err == nil {
-			r.compareAppsOn(m.cluster.Server)
-			return
+			break
 		}
 		m.setErr(err)
-		select {
-		case <-ctx.Done():
+		if !sleepCtx(ctx, clusterProbeInterval) {
 			return
-		case <-time.After(clusterProbeInterval):
 		}
+	}
+	for {
+		caps, err := readCapabilities(disc)
+		if err == nil {
+			m.setCapabilities(caps, m.cache.Kinds())
+			break
+		}
+		m.setErr(err)
+		if !sleepCtx(ctx, clusterProbeInterval) {
+			return
+		}
+	}
+	r.compareAppsOn(m.cluster.Server)
+}
+
+// sleepCtx waits d, and reports false when ctx ended first.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	select {
+	case <-ctx.Done():
+		return false
+	case <-time.After(d):
+		return true
 	}
 }
 
 // probeLoop asks m's cluster for its version every clusterProbeInterval
 // until ctx ends, and compares its apps when the answer changes from a
-// version to an error or back.
-func (r *Reconciler) probeLoop(ctx context.Context, m *remote, probe discovery.ServerVersionInterface) {
+// version to an error or back. It reads the cluster's capabilities again
+// when the cluster answers again (it may have been upgraded) and when its
+// watch cache has discovered new kinds (CRDs), and compares the apps when
+// they changed.
+func (r *Reconciler) probeLoop(ctx context.Context, m *remote, disc discovery.DiscoveryInterface) {
 	wait.UntilWithContext(ctx, func(context.Context) {
-		_, err := probe.ServerVersion()
-		if m.setErr(err) {
+		v, err := disc.ServerVersion()
+		changed := m.probed(v, err, time.Now())
+		if err == nil && (changed || m.capabilitiesStale()) {
+			kinds := m.cache.Kinds()
+			if caps, err := readCapabilities(disc); err == nil && m.setCapabilities(caps, kinds) {
+				changed = true
+			}
+		}
+		if changed {
 			r.compareAppsOn(m.cluster.Server)
 		}
 	}, clusterProbeInterval)

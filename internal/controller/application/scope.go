@@ -7,6 +7,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/skiffcd/skiff/internal/clustercache"
 	"github.com/skiffcd/skiff/internal/clusters"
 )
 
@@ -35,6 +36,17 @@ func scopeOf(managed string, c clusters.Cluster) scope {
 			why: fmt.Sprintf("cluster %s is limited to namespaces %s", c.Name, strings.Join(c.Namespaces, ", "))}
 	}
 	return scope{clusterResources: true}
+}
+
+// CacheOptions limits opts, the options of a registered cluster's watch
+// cache, to what the credentials of cluster c may be expected to read: the
+// namespaces of its Secret, and cluster-scoped kinds only when its
+// clusterResources says so (the credentials `skiff cluster add
+// --namespace` makes hold Roles in those namespaces only).
+func CacheOptions(c clusters.Cluster, opts clustercache.Options) clustercache.Options {
+	s := scopeOf("", c)
+	opts.Namespaces, opts.ClusterResources = s.namespaces, s.clusterResources
+	return opts
 }
 
 // destinationOutOfScope says why s excludes the destination namespace

@@ -1,11 +1,14 @@
 package application
 
 import (
+	"slices"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/skiffcd/skiff/internal/clustercache"
 	"github.com/skiffcd/skiff/internal/clusters"
+	"github.com/skiffcd/skiff/internal/health"
 )
 
 // shopCluster is a cluster whose Secret limits Skiff to two namespaces.
@@ -87,6 +90,29 @@ func TestObjectOutOfScope(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			if got := objectOutOfScope(scopeOf(tc.managed, tc.cluster), tc.obj); got != tc.want {
 				t.Errorf("objectOutOfScope() = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestCacheOptions(t *testing.T) {
+	tests := map[string]struct {
+		cluster          clusters.Cluster
+		namespaces       []string
+		clusterResources bool
+	}{
+		"a cluster without limits is watched whole": {cluster: clusters.Cluster{Name: "east"}, clusterResources: true},
+		"a cluster limited to namespaces is watched in them, without cluster-scoped kinds": {
+			cluster: shopCluster, namespaces: []string{"shop-a", "shop-b"}},
+		"a cluster limited to namespaces with clusterResources is watched in them and cluster-wide for cluster-scoped kinds": {
+			cluster: withClusterResources(shopCluster), namespaces: []string{"shop-a", "shop-b"}, clusterResources: true},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			got := CacheOptions(tc.cluster, clustercache.Options{Health: health.StatusText})
+			if !slices.Equal(got.Namespaces, tc.namespaces) || got.ClusterResources != tc.clusterResources || got.Health == nil {
+				t.Errorf("CacheOptions(%v) = namespaces %v, clusterResources %v, health kept %v; want %v, %v, true",
+					tc.cluster, got.Namespaces, got.ClusterResources, got.Health != nil, tc.namespaces, tc.clusterResources)
 			}
 		})
 	}

@@ -114,7 +114,7 @@ func (r *Reconciler) unchanged(ctx context.Context, app *v1alpha1.Application, m
 	if err != nil || proj.ResourceVersion != last.project {
 		return false
 	}
-	req := r.manifestRequest(app, false, maxRevisionAge)
+	req := r.manifestRequest(app, tgt.caps, false, maxRevisionAge)
 	req.Unless = last.render
 	resp, err := r.Repo.Manifests(ctx, req)
 	// An error is for the full comparison to report.

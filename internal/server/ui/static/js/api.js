@@ -68,6 +68,12 @@ export function onLiveChange(fn) {
   liveListener = fn;
 }
 
+// polling tells the live indicator that the current view has no stream
+// and polls.
+export function polling() {
+  liveListener(false);
+}
+
 // watch keeps a view live: it opens an EventSource on streamPath and calls
 // onEvent(result) for each change; while the stream is not open it calls
 // poll() every pollMs instead. It returns a function that stops both.

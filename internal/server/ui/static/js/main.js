@@ -5,6 +5,7 @@ import {appsView} from './apps.js';
 import {appView} from './appdetail.js';
 import {navigate, link, setRenderer} from './nav.js';
 import {rolloutsView, rolloutView} from './rollouts.js';
+import {clustersView} from './clusters.js';
 
 const root = document.getElementById('root');
 let cleanup = null;
@@ -16,6 +17,7 @@ const routes = [
   [/^\/applications\/([^/]+)\/?$/, appView],
   [/^\/rollouts\/?$/, rolloutsView],
   [/^\/rollouts\/([^/]+)\/([^/]+)\/?$/, rolloutView],
+  [/^\/clusters\/?$/, clustersView],
 ];
 
 function goLogin() {
@@ -104,7 +106,8 @@ function layout(path) {
     link('/applications', {class: 'brand'}, h('img', {src: '/logo.svg', alt: '', class: 'brand-logo'}), h('span', {class: 'brand-name'}, 'Skiff')),
     h('div', {class: 'nav-items'},
       item('/applications', 'Applications', 'A', 'nav-applications'),
-      item('/rollouts', 'Rollouts', 'R', 'nav-rollouts')),
+      item('/rollouts', 'Rollouts', 'R', 'nav-rollouts'),
+      item('/clusters', 'Clusters', 'C', 'nav-clusters')),
     h('div', {class: 'nav-user'},
       liveIndicator,
       h('span', {class: 'nav-username', testid: 'current-user', title: 'Logged in as ' + (user?.username || '')}, user?.username || ''),
