@@ -237,6 +237,24 @@ func (r *replica) do(t *testing.T, method, path, token string, body any) (int, [
 	return resp.StatusCode, out
 }
 
+// adminToken logs in as admin, with the initial password, on replica r.
+func adminToken(t *testing.T, c client.Client, ns string, r *replica) string {
+	t.Helper()
+	var initial corev1.Secret
+	waitFor(t, "the initial admin password", func() error {
+		return c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: server.InitialAdminSecretName}, &initial)
+	})
+	status, body := r.do(t, http.MethodPost, "/api/v1/session", "", map[string]string{"username": "admin", "password": string(initial.Data["password"])})
+	if status != http.StatusOK {
+		t.Fatalf("login on replica %s: %d %s", r.name, status, body)
+	}
+	var login struct{ Token string }
+	if err := json.Unmarshal(body, &login); err != nil || login.Token == "" {
+		t.Fatalf("login answer %s: %v", body, err)
+	}
+	return login.Token
+}
+
 // leaseHolder returns the holder of Skiff's leader Lease in ns.
 func leaseHolder(ctx context.Context, c client.Client, ns string) (string, error) {
 	var lease coordinationv1.Lease
@@ -339,18 +357,7 @@ func TestHAFailoverFinishesTheOperationOnce(t *testing.T) {
 		t.Fatalf("the lease after the standby started: %q, %v; want it still held by %q", holder, err, leaderID)
 	}
 
-	var initial corev1.Secret
-	waitFor(t, "the initial admin password", func() error {
-		return c.Get(ctx, client.ObjectKey{Namespace: ns, Name: server.InitialAdminSecretName}, &initial)
-	})
-	status, body := leader.do(t, http.MethodPost, "/api/v1/session", "", map[string]string{"username": "admin", "password": string(initial.Data["password"])})
-	if status != http.StatusOK {
-		t.Fatalf("login on the leader: %d %s", status, body)
-	}
-	var login struct{ Token string }
-	if err := json.Unmarshal(body, &login); err != nil || login.Token == "" {
-		t.Fatalf("login answer %s: %v", body, err)
-	}
+	login := struct{ Token string }{adminToken(t, c, ns, leader)}
 	if status, body := standby.do(t, http.MethodGet, "/api/v1/session/userinfo", login.Token, nil); status != http.StatusOK || !strings.Contains(string(body), `"admin"`) {
 		t.Fatalf("the leader's session on the standby: %d %s", status, body)
 	}

@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"net/http"
 	"slices"
 	"testing"
 	"time"
@@ -12,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
+	"github.com/skiffcd/skiff/internal/clusters"
 	"github.com/skiffcd/skiff/internal/testgit"
 )
 
@@ -77,6 +80,36 @@ func TestThreeReplicasShareTheAppsAndTakeOverADeadOnesOperations(t *testing.T) {
 		}
 	}
 
+	token := adminToken(t, c, ns, replicas[0])
+	inClusterApps := func(r *replica) error {
+		status, body := r.do(t, http.MethodGet, "/api/v1/clusters", token, nil)
+		if status != http.StatusOK {
+			return fmt.Errorf("GET /api/v1/clusters on %s: %d %s", r.name, status, body)
+		}
+		var list struct {
+			Items []struct {
+				Server string        `json:"server"`
+				Info   clusters.Info `json:"info"`
+			} `json:"items"`
+		}
+		if err := json.Unmarshal(body, &list); err != nil {
+			return err
+		}
+		for _, item := range list.Items {
+			if item.Server != clusters.InClusterServer {
+				continue
+			}
+			if item.Info.ApplicationsCount != count || item.Info.ConnectionState.Status != clusters.ConnectionSuccessful {
+				return fmt.Errorf("in-cluster on %s: %+v, want %d apps, Successful", r.name, item.Info, count)
+			}
+			return nil
+		}
+		return fmt.Errorf("no in-cluster entry on %s: %s", r.name, body)
+	}
+	// Each replica publishes the states of its share; any replica's API
+	// answers them merged.
+	waitFor(t, "the API to count every replica's apps of the cluster", func() error { return inClusterApps(replicas[2]) })
+
 	for _, app := range apps {
 		patch := client.MergeFrom(app.DeepCopy())
 		app.Operation = &v1alpha1.Operation{Sync: &v1alpha1.SyncOperation{Revision: sha},
@@ -110,6 +143,8 @@ func TestThreeReplicasShareTheAppsAndTakeOverADeadOnesOperations(t *testing.T) {
 	if limit := haLeaseDuration + 2*haRetryPeriod + 2*time.Second; took > limit {
 		t.Errorf("the survivors took the dead replica's apps %v after it died, want within the lease duration (%v)", took.Round(100*time.Millisecond), limit)
 	}
+
+	waitFor(t, "the API to count the survivors' apps of the cluster", func() error { return inClusterApps(survivors[0]) })
 
 	for _, app := range apps {
 		smoke := jobs[app.Name].smoke.DeepCopy()

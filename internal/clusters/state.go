@@ -1,6 +1,9 @@
 package clusters
 
 import (
+	"maps"
+	"slices"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -60,4 +63,57 @@ type CacheInfo struct {
 // (NotMonitored when no app uses it).
 func UnknownState(server, message string) State {
 	return State{Server: server, Info: Info{ConnectionState: ConnectionState{Status: ConnectionUnknown, Message: message}}}
+}
+
+// MergeStates joins the states that several replicas report, each for the
+// clusters whose apps it holds: a cluster whose apps are split over
+// replicas is Failed when any replica fails to reach it (with that
+// replica's message), else Successful when any reached it; its apps are
+// the replicas' sum and its cache the most recent and largest any replica
+// holds. The result is in server order.
+func MergeStates(reports ...[]State) []State {
+	byServer := map[string]State{}
+	for _, report := range reports {
+		for _, s := range report {
+			merged, seen := byServer[s.Server]
+			if !seen {
+				byServer[s.Server] = s
+				continue
+			}
+			byServer[s.Server] = mergeState(merged, s)
+		}
+	}
+	out := make([]State, 0, len(byServer))
+	for _, server := range slices.Sorted(maps.Keys(byServer)) {
+		out = append(out, byServer[server])
+	}
+	return out
+}
+
+func mergeState(a, b State) State {
+	if connectionRank(b.Info.ConnectionState.Status) > connectionRank(a.Info.ConnectionState.Status) {
+		a.Info.ConnectionState = b.Info.ConnectionState
+	}
+	if a.Info.ServerVersion == "" {
+		a.Info.ServerVersion = b.Info.ServerVersion
+	}
+	a.Info.ApplicationsCount += b.Info.ApplicationsCount
+	a.Info.CacheInfo.ResourcesCount = max(a.Info.CacheInfo.ResourcesCount, b.Info.CacheInfo.ResourcesCount)
+	a.Info.CacheInfo.APIsCount = max(a.Info.CacheInfo.APIsCount, b.Info.CacheInfo.APIsCount)
+	if t := b.Info.CacheInfo.LastCacheSyncTime; t != nil && (a.Info.CacheInfo.LastCacheSyncTime == nil || a.Info.CacheInfo.LastCacheSyncTime.Before(t)) {
+		a.Info.CacheInfo.LastCacheSyncTime = t
+	}
+	return a
+}
+
+// connectionRank orders statuses by which one a merged state shows: a
+// failure anywhere is news.
+func connectionRank(status string) int {
+	switch status {
+	case ConnectionFailed:
+		return 2
+	case ConnectionSuccessful:
+		return 1
+	}
+	return 0
 }

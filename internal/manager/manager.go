@@ -149,6 +149,9 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 	if err != nil {
 		return err
 	}
+	if shards != nil {
+		publishStates(shards.Members, apps)
+	}
 	if err := addAPIServer(mgr, opts, apps, config, shards); err != nil {
 		return err
 	}
@@ -427,6 +430,9 @@ func addAPIServer(mgr ctrl.Manager, opts Options, apps *application.Reconciler, 
 		Log:         slog.New(logr.ToSlogHandler(mgr.GetLogger().WithName("api-server"))),
 	}
 	srv.ClusterStates = electedStates{elected: mgr.Elected(), local: apps}
+	if shards != nil {
+		srv.ClusterStates = sharedStates{shards.Members}
+	}
 	return mgr.Add(srv)
 }
 

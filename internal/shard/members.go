@@ -47,6 +47,10 @@ type Membership struct {
 	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Annotations, when set, gives what this replica publishes on its
+	// Lease at each renewal (the clusters' states it follows), for the
+	// other replicas to read: it costs no request of its own.
+	Annotations func() map[string]string
 
 	mu sync.Mutex
 	// renewed is when this replica last renewed its Lease and listed all.
@@ -186,6 +190,7 @@ func (m *Membership) renew(ctx context.Context) error {
 			Spec: coordinationv1.LeaseSpec{HolderIdentity: &m.Identity, LeaseDurationSeconds: &seconds,
 				AcquireTime: &now, RenewTime: &now},
 		}
+		m.annotate(lease)
 		if err := m.Client.Create(ctx, lease); err != nil {
 			return fmt.Errorf("creating the Lease %s: %w", key.Name, err)
 		}
@@ -194,10 +199,45 @@ func (m *Membership) renew(ctx context.Context) error {
 		return fmt.Errorf("reading the Lease %s: %w", key.Name, err)
 	}
 	lease.Spec.HolderIdentity, lease.Spec.LeaseDurationSeconds, lease.Spec.RenewTime = &m.Identity, &seconds, &now
+	m.annotate(lease)
 	if err := m.Client.Update(ctx, lease); err != nil {
 		return fmt.Errorf("renewing the Lease %s: %w", key.Name, err)
 	}
 	return nil
+}
+
+// annotate puts what this replica publishes on its lease.
+func (m *Membership) annotate(lease *coordinationv1.Lease) {
+	if m.Annotations == nil {
+		return
+	}
+	for k, v := range m.Annotations() {
+		if lease.Annotations == nil {
+			lease.Annotations = map[string]string{}
+		}
+		lease.Annotations[k] = v
+	}
+}
+
+// Published returns what each live member published under the annotation
+// key, read from their Leases now, by member.
+func (m *Membership) Published(ctx context.Context, key string) (map[string]string, error) {
+	members, _ := m.View()
+	var leases coordinationv1.LeaseList
+	if err := m.Reader.List(ctx, &leases, client.InNamespace(m.Namespace), client.MatchingLabels{MemberLabel: "true"}); err != nil {
+		return nil, fmt.Errorf("listing the members' Leases: %w", err)
+	}
+	out := map[string]string{}
+	for _, l := range leases.Items {
+		holder := l.Spec.HolderIdentity
+		if holder == nil || !slices.Contains(members, *holder) {
+			continue
+		}
+		if v, ok := l.Annotations[key]; ok {
+			out[*holder] = v
+		}
+	}
+	return out, nil
 }
 
 // list reads every member's Lease and records the live members, and that
