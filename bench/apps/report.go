@@ -164,6 +164,7 @@ func printReplicas(w io.Writer, r result) {
 	}
 	fmt.Fprintf(w, "    owners after the initial sync: %s\n", r.sharesInitial)
 	fmt.Fprintf(w, "    owners at the end:             %s\n", r.sharesEnd)
+	fmt.Fprintf(w, "    initial sync: %s; %d apps synced more than once\n", r.handovers, len(r.resynced))
 }
 
 // replicaLines formats one line per replica with its figures of phase:

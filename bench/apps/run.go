@@ -221,6 +221,8 @@ func (p *phases) initialSync() error {
 	steps := newTimeline(start, "created", "first compared", "operation started", "Deployment created",
 		"operation finished", "Deployment Available", "Synced+Healthy")
 	stopDeployments := watchDeployments(ctx, c, n, steps, deploymentCreated, deploymentAvailable)
+	owners := watchOwners(ctx, p.servers)
+	defer owners.cancel()
 	if err := forEach(n, func(i int) error {
 		if err := c.Create(ctx, application(i, p.repo.URL())); err != nil {
 			return err
@@ -264,11 +266,18 @@ func (p *phases) initialSync() error {
 	for i := range res.replicas {
 		res.replicas[i].initialCPU, res.replicas[i].initialRSS = proc.each[i].cpu, proc.each[i].rss
 	}
+	if res.resynced, err = appsSyncedTwice(ctx, c); err != nil {
+		return err
+	}
+	if len(res.resynced) > 0 {
+		fmt.Printf("initial sync: %d apps synced more than once: %s\n", len(res.resynced), strings.Join(first(res.resynced, 10), ", "))
+	}
 	if len(p.servers) > 1 {
 		if res.sharesInitial, err = countShares(ctx, p.servers, n); err != nil {
 			return err
 		}
-		fmt.Printf("initial sync, per replica (CPU-s above summed, peak RSS the largest):\n%s  %s\n", replicaLines(res.replicas, "initial"), res.sharesInitial)
+		res.handovers = owners.summary()
+		fmt.Printf("initial sync, per replica (CPU-s above summed, peak RSS the largest):\n%s  %s\n  %s\n", replicaLines(res.replicas, "initial"), res.sharesInitial, res.handovers)
 	}
 	// Comparisons per app tell how much of the phase's CPU the live
 	// changes (a Deployment's status moving while its pods start) cost.

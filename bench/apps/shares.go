@@ -4,9 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
+	"time"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/skiffcd/skiff/api/v1alpha1"
 )
 
 // appShares is which replica owns which app, as their metrics tell it: a
@@ -24,22 +30,11 @@ type appShares struct {
 // each of the n apps is reported by exactly one.
 func countShares(ctx context.Context, rs replicaSet, n int) (appShares, error) {
 	s := appShares{n: n}
-	owners := map[string][]string{}
-	for _, r := range rs {
-		series, err := scrapeSeries(ctx, http.DefaultClient, "http://"+r.metricsAddr+"/metrics", "argocd_app_info")
-		if err != nil && !errors.Is(err, errNoSeries) {
-			return s, fmt.Errorf("%s: %w", r.name, err)
-		}
-		// One series per app, but count names: an app's labels may change.
-		names := map[string]bool{}
-		for k := range series {
-			names[seriesLabels(k)["name"]] = true
-		}
-		for name := range names {
-			owners[name] = append(owners[name], r.name)
-		}
-		s.owned = append(s.owned, len(names))
+	owners, owned, err := scrapeOwners(ctx, rs)
+	if err != nil {
+		return s, err
 	}
+	s.owned = owned
 	for i := range n {
 		if len(owners[appName(i)]) == 0 {
 			s.never = append(s.never, appName(i))
@@ -52,6 +47,28 @@ func countShares(ctx context.Context, rs replicaSet, n int) (appShares, error) {
 	}
 	slices.Sort(s.twice)
 	return s, nil
+}
+
+// scrapeOwners returns the replicas that report each app in
+// argocd_app_info, and how many apps each replica reports.
+func scrapeOwners(ctx context.Context, rs replicaSet) (owners map[string][]string, owned []int, err error) {
+	owners = map[string][]string{}
+	for _, r := range rs {
+		series, err := scrapeSeries(ctx, http.DefaultClient, "http://"+r.metricsAddr+"/metrics", "argocd_app_info")
+		if err != nil && !errors.Is(err, errNoSeries) {
+			return nil, nil, fmt.Errorf("%s: %w", r.name, err)
+		}
+		// One series per app, but count names: an app's labels may change.
+		names := map[string]bool{}
+		for k := range series {
+			names[seriesLabels(k)["name"]] = true
+		}
+		for name := range names {
+			owners[name] = append(owners[name], r.name)
+		}
+		owned = append(owned, len(names))
+	}
+	return owners, owned, nil
 }
 
 // largest is the largest replica's share of the apps.
@@ -81,4 +98,111 @@ func (s appShares) String() string {
 // first returns at most n of list.
 func first(list []string, n int) []string {
 	return list[:min(n, len(list))]
+}
+
+// appsSyncedTwice returns the apps whose history holds more than one sync:
+// after the initial sync every app should have been synced once, by its
+// one owner, whatever changed hands.
+func appsSyncedTwice(ctx context.Context, c client.Client) ([]string, error) {
+	var list v1alpha1.ApplicationList
+	if err := c.List(ctx, &list, client.InNamespace(argocdNS)); err != nil {
+		return nil, err
+	}
+	var twice []string
+	for _, a := range list.Items {
+		if len(a.Status.History) > 1 {
+			twice = append(twice, fmt.Sprintf("%s (%d)", a.Name, len(a.Status.History)))
+		}
+	}
+	slices.Sort(twice)
+	return twice, nil
+}
+
+// ownerWatch follows the apps' owners while a phase runs: an app that
+// changes hands between live replicas waits a handover delay (two lease
+// retry periods and a second) before its new owner acts on it, and an
+// operation it had running stops.
+type ownerWatch struct {
+	cancel context.CancelFunc
+	done   chan struct{}
+	// last is the replica last seen reporting each app; moves counts the
+	// changes seen per app; twice counts, per app, the samples in which two
+	// replicas reported it (a sample is not atomic: a move can show as one
+	// such sample, not as several), and twiceFrom is when it was first so
+	// reported; samples and failed count the scrapes.
+	start           time.Time
+	last            map[string]string
+	moves           map[string]int
+	twice           map[string]int
+	twiceFrom       map[string]time.Duration
+	samples, failed int
+}
+
+// watchOwners samples the owners every -owner-sampling until summary;
+// with one replica, or -owner-sampling 0, it follows nothing.
+func watchOwners(ctx context.Context, rs replicaSet) *ownerWatch {
+	ctx, cancel := context.WithCancel(ctx)
+	w := &ownerWatch{cancel: cancel, done: make(chan struct{}), start: time.Now(),
+		last: map[string]string{}, moves: map[string]int{}, twice: map[string]int{}, twiceFrom: map[string]time.Duration{}}
+	if len(rs) == 1 || *ownerSampling <= 0 {
+		close(w.done)
+		return w
+	}
+	go func() {
+		defer close(w.done)
+		tick := time.NewTicker(*ownerSampling)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			owners, _, err := scrapeOwners(ctx, rs)
+			if err != nil {
+				w.failed++
+				continue
+			}
+			w.samples++
+			for app, by := range owners {
+				if len(by) > 1 {
+					if w.twice[app] == 0 {
+						w.twiceFrom[app] = time.Since(w.start)
+					}
+					w.twice[app]++
+				}
+				if prev, seen := w.last[app]; seen && prev != by[0] {
+					w.moves[app]++
+				}
+				w.last[app] = by[0]
+			}
+		}
+	}()
+	return w
+}
+
+// summary stops the sampling and says which apps changed hands.
+func (w *ownerWatch) summary() string {
+	w.cancel()
+	<-w.done
+	if *ownerSampling <= 0 {
+		return "owners not sampled (-owner-sampling 0)"
+	}
+	moved := slices.Sorted(maps.Keys(w.moves))
+	total := 0
+	for _, n := range w.moves {
+		total += n
+	}
+	s := fmt.Sprintf("owners sampled every %s, %d times (%d failed): %d apps changed hands (%d moves)", *ownerSampling, w.samples, w.failed, len(moved), total)
+	if len(moved) > 0 {
+		s += ": " + strings.Join(first(moved, 10), ", ")
+	}
+	var twice []string
+	for _, app := range slices.Sorted(maps.Keys(w.twice)) {
+		twice = append(twice, fmt.Sprintf("%s (%d samples from %.1f s)", app, w.twice[app], w.twiceFrom[app].Seconds()))
+	}
+	if len(twice) > 0 {
+		s += fmt.Sprintf("; %d apps reported by two replicas at once: %s", len(twice), strings.Join(first(twice, 10), ", "))
+	}
+	return s
 }
