@@ -125,25 +125,25 @@ func appsSyncedTwice(ctx context.Context, c client.Client) ([]string, error) {
 type ownerWatch struct {
 	cancel context.CancelFunc
 	done   chan struct{}
-	// last is the replica last seen reporting each app; moves counts the
-	// changes seen per app; twice counts, per app, the samples in which two
-	// replicas reported it (a sample is not atomic: a move can show as one
-	// such sample, not as several), and twiceFrom is when it was first so
-	// reported; samples and failed count the scrapes.
-	start           time.Time
-	last            map[string]string
-	moves           map[string]int
-	twice           map[string]int
-	twiceFrom       map[string]time.Duration
+	start  time.Time
+	// seen holds, per app, each change of the replicas reporting it
+	// ("" when none does any more) after the first one; samples and
+	// failed count the scrapes.
+	seen            map[string][]sighting
 	samples, failed int
+}
+
+// sighting is the replicas reporting an app from a moment of the phase.
+type sighting struct {
+	at time.Duration
+	by string // "skiff-r1", "skiff-r1+skiff-r3", or "" for none
 }
 
 // watchOwners samples the owners every -owner-sampling until summary;
 // with one replica, or -owner-sampling 0, it follows nothing.
 func watchOwners(ctx context.Context, rs replicaSet) *ownerWatch {
 	ctx, cancel := context.WithCancel(ctx)
-	w := &ownerWatch{cancel: cancel, done: make(chan struct{}), start: time.Now(),
-		last: map[string]string{}, moves: map[string]int{}, twice: map[string]int{}, twiceFrom: map[string]time.Duration{}}
+	w := &ownerWatch{cancel: cancel, done: make(chan struct{}), start: time.Now(), seen: map[string][]sighting{}}
 	if len(rs) == 1 || *ownerSampling <= 0 {
 		close(w.done)
 		return w
@@ -164,45 +164,59 @@ func watchOwners(ctx context.Context, rs replicaSet) *ownerWatch {
 				continue
 			}
 			w.samples++
-			for app, by := range owners {
-				if len(by) > 1 {
-					if w.twice[app] == 0 {
-						w.twiceFrom[app] = time.Since(w.start)
-					}
-					w.twice[app]++
-				}
-				if prev, seen := w.last[app]; seen && prev != by[0] {
-					w.moves[app]++
-				}
-				w.last[app] = by[0]
-			}
+			w.record(owners)
 		}
 	}()
 	return w
 }
 
-// summary stops the sampling and says which apps changed hands.
+// record notes the apps whose reporting replicas changed since the last
+// sample.
+func (w *ownerWatch) record(owners map[string][]string) {
+	at := time.Since(w.start)
+	for app, seen := range w.seen {
+		if _, still := owners[app]; !still && seen[len(seen)-1].by != "" {
+			w.seen[app] = append(seen, sighting{at, ""})
+		}
+	}
+	for app, by := range owners {
+		now := strings.Join(by, "+")
+		if seen := w.seen[app]; len(seen) == 0 || seen[len(seen)-1].by != now {
+			w.seen[app] = append(seen, sighting{at, now})
+		}
+	}
+}
+
+// summary stops the sampling and says which apps changed hands, and when.
 func (w *ownerWatch) summary() string {
 	w.cancel()
 	<-w.done
 	if *ownerSampling <= 0 {
 		return "owners not sampled (-owner-sampling 0)"
 	}
-	moved := slices.Sorted(maps.Keys(w.moves))
-	total := 0
-	for _, n := range w.moves {
-		total += n
+	var moved, twice []string
+	for _, app := range slices.Sorted(maps.Keys(w.seen)) {
+		seen := w.seen[app]
+		if len(seen) == 1 {
+			continue
+		}
+		var steps []string
+		for _, s := range seen {
+			by := s.by
+			if by == "" {
+				by = "none"
+			}
+			steps = append(steps, fmt.Sprintf("%s at %.0f s", by, s.at.Seconds()))
+			if strings.Contains(s.by, "+") && !slices.Contains(twice, app) {
+				twice = append(twice, app)
+			}
+		}
+		moved = append(moved, app+": "+strings.Join(steps, ", "))
 	}
-	s := fmt.Sprintf("owners sampled every %s, %d times (%d failed): %d apps changed hands (%d moves)", *ownerSampling, w.samples, w.failed, len(moved), total)
+	s := fmt.Sprintf("owners sampled every %s, %d times (%d failed): %d apps changed hands, %d of them reported by two replicas at once (a sample is not atomic: a move can show in one sample, not in several)",
+		*ownerSampling, w.samples, w.failed, len(moved), len(twice))
 	if len(moved) > 0 {
-		s += ": " + strings.Join(first(moved, 10), ", ")
-	}
-	var twice []string
-	for _, app := range slices.Sorted(maps.Keys(w.twice)) {
-		twice = append(twice, fmt.Sprintf("%s (%d samples from %.1f s)", app, w.twice[app], w.twiceFrom[app].Seconds()))
-	}
-	if len(twice) > 0 {
-		s += fmt.Sprintf("; %d apps reported by two replicas at once: %s", len(twice), strings.Join(first(twice, 10), ", "))
+		s += ": " + strings.Join(first(moved, 10), "; ")
 	}
 	return s
 }
