@@ -49,6 +49,8 @@ var (
 	profileSeconds = flag.Int("profile-seconds", 15, "length of each CPU profile")
 	triggerRounds  = flag.Int("triggered-rounds", 3, "how many times the triggered refresh (a commit, then the trigger) is measured; the figures reported are the median round's (this phase takes seconds, and one round on the shared two cores varies by about a second)")
 	trigger        = flag.String("trigger", "webhook", `how the triggered refresh is asked: "webhook" (one signed GitHub push event to skiff's API, which then runs too) or "annotation" (the refresh annotation on every Application; no API server)`)
+	replicas       = flag.Int("replicas", 1, "how many skiff servers run against the control plane: more than one run with --leader-elect and share the apps (internal/shard), each with ports, a cache directory and a log of its own; the webhook and -profile go to the first")
+	ownerSampling  = flag.Duration("owner-sampling", 2*time.Second, "with -replicas > 1, how often the initial sync scrapes every replica's argocd_app_info to see apps change hands (0: not at all); each scrape renders a replica's whole /metrics (~300 KB at 300 apps; every 1s added 3-5 CPU-s to three replicas' 16-17 in a 300-app initial sync)")
 	waitTimeout    = 10 * time.Minute
 	idle           = 60 * time.Second
 )
@@ -58,6 +60,10 @@ func main() {
 	flag.DurationVar(&waitTimeout, "timeout", waitTimeout, "bound of every wait")
 	flag.DurationVar(&idle, "idle", idle, "steady-state window (and the baseline window before skiff starts)")
 	flag.Parse()
+	if *replicas < 1 {
+		fmt.Fprintf(os.Stderr, "bench: bad -replicas %d\n", *replicas)
+		os.Exit(2)
+	}
 	// The bench's own clients have nothing to log; skiff server logs to its file.
 	ctrl.SetLogger(logr.Discard())
 	var sizes []int
@@ -141,6 +147,26 @@ type result struct {
 	logErrorLines      []string
 	serverLog          string
 	skiffMetricsMissed bool
+	// Per replica (one, or -replicas), in order; and which replica owned
+	// which app after the initial sync and at the end of the run.
+	replicas                 []replicaFigures
+	sharesInitial, sharesEnd appShares
+	// handovers says which apps changed hands during the initial sync.
+	handovers string
+	// resynced lists the apps whose history holds more than one sync
+	// after the initial sync (each was synced once, by one replica).
+	resynced []string
+}
+
+// replicaFigures are one skiff server's own figures.
+type replicaFigures struct {
+	name               string
+	pid                int
+	startCPU, startRSS float64
+	initialCPU         float64
+	initialRSS         float64
+	steadyCPU          float64 // per minute
+	hwm                float64
 }
 
 func run(sizes []int) error {

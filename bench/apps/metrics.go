@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"sort"
@@ -32,19 +33,47 @@ func (m *apiMetrics) total(ctx context.Context) (float64, error) {
 	return scrape(ctx, m.client, m.url, "apiserver_request_total")
 }
 
-// skiffRequests sums client-go's rest_client_requests_total in skiff's own metrics.
-func skiffRequests(ctx context.Context, addr string) (float64, error) {
-	return scrape(ctx, http.DefaultClient, "http://"+addr+"/metrics", "rest_client_requests_total")
+// skiffRequests sums client-go's rest_client_requests_total in skiff's own
+// metrics, over every replica.
+func skiffRequests(ctx context.Context, addrs []string) (float64, error) {
+	series, err := scrapeSkiff(ctx, addrs, "rest_client_requests_total")
+	return sumSeries(series), err
+}
+
+// scrapeSkiff returns every series of metric in the metrics of the skiff
+// servers at addrs, each summed over them. A replica without the metric
+// (one that owns no app has no comparisons) adds nothing; the error tells
+// which scrapes failed.
+func scrapeSkiff(ctx context.Context, addrs []string, metric string) (map[string]float64, error) {
+	sum := map[string]float64{}
+	var errs []error
+	for _, addr := range addrs {
+		series, err := scrapeSeries(ctx, http.DefaultClient, "http://"+addr+"/metrics", metric)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		for k, v := range series {
+			sum[k] += v
+		}
+	}
+	return sum, errors.Join(errs...)
 }
 
 func scrape(ctx context.Context, hc *http.Client, url, metric string) (float64, error) {
 	series, err := scrapeSeries(ctx, hc, url, metric)
+	return sumSeries(series), err
+}
+
+func sumSeries(series map[string]float64) float64 {
 	sum := 0.0
 	for _, v := range series {
 		sum += v
 	}
-	return sum, err
+	return sum
 }
+
+// errNoSeries is scrapeSeries' error for a metric with no series.
+var errNoSeries = errors.New("no series")
 
 // scrapeSeries returns every series of metric, by its labels.
 func scrapeSeries(ctx context.Context, hc *http.Client, url, metric string) (map[string]float64, error) {
@@ -82,7 +111,7 @@ func scrapeSeries(ctx context.Context, hc *http.Client, url, metric string) (map
 		return nil, err
 	}
 	if len(series) == 0 {
-		return nil, fmt.Errorf("no %s in %s", metric, url)
+		return nil, fmt.Errorf("%w of %s in %s", errNoSeries, metric, url)
 	}
 	return series, nil
 }
@@ -91,12 +120,12 @@ func scrapeSeries(ctx context.Context, hc *http.Client, url, metric string) (map
 // series (the queue's name).
 type queueScrape struct{ waitSum, workSum, count map[string]float64 }
 
-func scrapeQueues(ctx context.Context, metricsAddr string) queueScrape {
-	url := "http://" + metricsAddr + "/metrics"
+// scrapeQueues sums the queues over the replicas at metricsAddrs.
+func scrapeQueues(ctx context.Context, metricsAddrs []string) queueScrape {
 	var q queueScrape
-	q.waitSum, _ = scrapeSeries(ctx, http.DefaultClient, url, "workqueue_queue_duration_seconds_sum")
-	q.workSum, _ = scrapeSeries(ctx, http.DefaultClient, url, "workqueue_work_duration_seconds_sum")
-	q.count, _ = scrapeSeries(ctx, http.DefaultClient, url, "workqueue_work_duration_seconds_count")
+	q.waitSum, _ = scrapeSkiff(ctx, metricsAddrs, "workqueue_queue_duration_seconds_sum")
+	q.workSum, _ = scrapeSkiff(ctx, metricsAddrs, "workqueue_work_duration_seconds_sum")
+	q.count, _ = scrapeSkiff(ctx, metricsAddrs, "workqueue_work_duration_seconds_count")
 	return q
 }
 
@@ -155,12 +184,7 @@ func sumDeltas(before, after map[string]float64) float64 {
 func byVerbResource(series map[string]float64) map[string]float64 {
 	out := map[string]float64{}
 	for k, v := range series {
-		labels := map[string]string{}
-		for _, kv := range strings.Split(strings.Trim(k, "{}"), ",") {
-			if name, val, ok := strings.Cut(kv, "="); ok {
-				labels[name] = strings.Trim(val, `"`)
-			}
-		}
+		labels := seriesLabels(k)
 		key := labels["verb"] + " " + labels["resource"]
 		if labels["subresource"] != "" {
 			key += "/" + labels["subresource"]
@@ -171,6 +195,18 @@ func byVerbResource(series map[string]float64) map[string]float64 {
 		out[key] += v
 	}
 	return out
+}
+
+// seriesLabels splits a series' labels, as scrapeSeries keys it
+// ({name="value",...}), into a map.
+func seriesLabels(series string) map[string]string {
+	labels := map[string]string{}
+	for _, kv := range strings.Split(strings.Trim(series, "{}"), ",") {
+		if name, val, ok := strings.Cut(kv, "="); ok {
+			labels[name] = strings.Trim(val, `"`)
+		}
+	}
+	return labels
 }
 
 // topDeltas formats the n largest per-series increases between two scrapes.

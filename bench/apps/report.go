@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -75,7 +77,11 @@ func printAppSize(ctx context.Context, c client.Client, name string) error {
 
 func printTable(rs []result) {
 	w := os.Stdout
-	fmt.Fprintln(w, "\nbench/apps: N apps x (Deployment, headless Service, 3 ConfigMaps), one git repo, automated sync+prune+selfHeal, --app-resync 30s")
+	servers := "one skiff server"
+	if *replicas > 1 {
+		servers = fmt.Sprintf("%d skiff servers sharing the apps (CPU summed, RSS the largest replica's)", *replicas)
+	}
+	fmt.Fprintf(w, "\nbench/apps: N apps x (Deployment, headless Service, 3 ConfigMaps), one git repo, automated sync+prune+selfHeal, --app-resync 30s, %s\n", servers)
 	fmt.Fprintf(w, "%-5s %-9s %-24s %-26s %-22s %-20s %-20s %-15s %-s\n",
 		"N", "floor", "initial sync (xfloor)", "CPU-s init (per app)", "peak RSS MiB", "commit→synced trig", "by polling", "steady CPU-s/60s", "API req/min")
 	for _, r := range rs {
@@ -126,11 +132,58 @@ func printTable(rs []result) {
 		fmt.Fprintf(w, "    steady ≤ 1 API req per app per period: %.2f (%s)  %s\n", perPeriod, src, verdict(perPeriod <= 1))
 		fmt.Fprintf(w, "    startup: %.2f CPU-s, %.0f MiB; triggered phase %.1f CPU-s; polling phase %.1f CPU-s\n",
 			r.startCPU, r.startRSS, r.triggeredCPU, r.pollingCPU)
+		if len(r.replicas) > 1 {
+			printReplicas(w, r)
+		}
 		fmt.Fprintf(w, "    server log: %d error lines\n", r.logErrors)
 		for _, l := range r.logErrorLines {
 			fmt.Fprintf(w, "      %s\n", l)
 		}
 	}
+}
+
+// printReplicas prints the replicas' own figures of one N, their sums and
+// the largest share against issue #36's target for three replicas.
+func printReplicas(w io.Writer, r result) {
+	var startCPU, initialCPU, initialRSS, hwm float64
+	for _, f := range r.replicas {
+		fmt.Fprintf(w, "    %-9s (pid %d): start %.2f CPU-s %.0f MiB; initial sync %.1f CPU-s, peak RSS %.0f MiB; steady %.2f CPU-s/min; VmHWM %.0f MiB\n",
+			f.name, f.pid, f.startCPU, f.startRSS, f.initialCPU, f.initialRSS, f.steadyCPU, f.hwm)
+		startCPU += f.startCPU
+		initialCPU += f.initialCPU
+		initialRSS += f.initialRSS
+		hwm += f.hwm
+	}
+	fmt.Fprintf(w, "    %d replicas, summed: start %.2f CPU-s; initial sync %.1f CPU-s (%.3f per app), peak RSS %.0f MiB; VmHWM %.0f MiB\n",
+		len(r.replicas), startCPU, initialCPU, initialCPU/float64(r.n), initialRSS, hwm)
+	largest := max(r.sharesInitial.largest(), r.sharesEnd.largest())
+	if len(r.replicas) == 3 {
+		fmt.Fprintf(w, "    each replica ≤ 40 %% of the apps:      %.1f %%  %s\n", 100*largest, verdict(largest <= 0.4))
+	} else {
+		fmt.Fprintf(w, "    largest replica's share of the apps:  %.1f %% (even: %.1f %%)\n", 100*largest, 100/float64(len(r.replicas)))
+	}
+	fmt.Fprintf(w, "    owners after the initial sync: %s\n", r.sharesInitial)
+	fmt.Fprintf(w, "    owners at the end:             %s\n", r.sharesEnd)
+	fmt.Fprintf(w, "    initial sync: %s; %d apps synced more than once\n", r.handovers, len(r.resynced))
+}
+
+// replicaLines formats one line per replica with its figures of phase:
+// "start", "initial" (sync) or "steady" (state, and its VmHWM).
+func replicaLines(figs []replicaFigures, phase string) string {
+	var b strings.Builder
+	for _, f := range figs {
+		var line string
+		switch phase {
+		case "start":
+			line = fmt.Sprintf("%.2f CPU-s, peak RSS %.1f MiB", f.startCPU, f.startRSS)
+		case "initial":
+			line = fmt.Sprintf("%.2f CPU-s, peak RSS %.1f MiB", f.initialCPU, f.initialRSS)
+		case "steady":
+			line = fmt.Sprintf("%.2f CPU-s/min, VmHWM %.1f MiB", f.steadyCPU, f.hwm)
+		}
+		fmt.Fprintf(&b, "    %s (pid %d): %s\n", f.name, f.pid, line)
+	}
+	return b.String()
 }
 
 func secs(d time.Duration) string { return fmt.Sprintf("%.1fs", d.Seconds()) }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -39,12 +38,8 @@ func runN(n int, bin, tmp string) (res result, err error) {
 	if *profileDir != "" {
 		logDir = *profileDir // kept with the profiles
 	}
-	res.serverLog = filepath.Join(logDir, fmt.Sprintf("skiff-%d.log", n))
-	logFile, err := os.Create(res.serverLog)
-	if err != nil {
-		return res, err
-	}
-	defer logFile.Close() // after cluster.Stop has ended the server
+	var servers replicaSet
+	defer func() { _ = servers.closeLogs() }() // after cluster.Stop has ended the servers
 	cluster, err := testcluster.Start(ctx, testcluster.Options{Profiling: *profileDir != ""})
 	if err != nil {
 		return res, err
@@ -73,46 +68,39 @@ func runN(n int, bin, tmp string) (res result, err error) {
 		return res, err
 	}
 
-	ports, err := testcluster.FreePorts(4)
-	if err != nil {
-		return res, err
-	}
-	metricsAddr := fmt.Sprintf("127.0.0.1:%d", ports[0])
-	healthAddr := fmt.Sprintf("127.0.0.1:%d", ports[1])
-	pprofAddr := fmt.Sprintf("127.0.0.1:%d", ports[2])
 	started := time.Now()
-	args := serverArgs(cluster.Kubeconfig, filepath.Join(tmp, fmt.Sprintf("cache-%d", n)), metricsAddr, healthAddr, pprofAddr, ports[3])
-	apiAddr := fmt.Sprintf("127.0.0.1:%d", ports[3])
-	pid, exited, err := cluster.StartProcess("skiff", logFile, bin, args...)
+	servers, err = startReplicas(cluster, n, bin, logDir, tmp)
+	res.serverLog = servers.logs()
 	if err != nil {
 		return res, err
 	}
 	defer func() {
-		res.logErrors, res.logErrorLines = scanLog(res.serverLog)
+		res.logErrors, res.logErrorLines = servers.scanLogs()
 		if err != nil {
 			err = fmt.Errorf("%w\nserver log %s: %d error lines; last ones:\n%s", err, res.serverLog, res.logErrors, strings.Join(res.logErrorLines, "\n"))
 		}
 	}()
-	proc := newProcWatch(pid)
+	proc := newProcGroup(servers.pids())
 	// The API server's CPU per phase shows when it, not skiff, is the limit.
 	apiserver := newCPUMeter(cluster.PIDs()["kube-apiserver"])
 	defer proc.stop()
-	alive := func() error {
-		select {
-		case <-exited:
-			return fmt.Errorf("skiff server exited; log tail:\n%s", tail(res.serverLog, 30))
-		default:
-			return nil
-		}
-	}
-	if err := waitReady(ctx, c, healthAddr, alive); err != nil {
+	if err := servers.waitReady(ctx, c); err != nil {
 		return res, err
 	}
 	res.startCPU, res.startRSS = proc.phase()
-	fmt.Printf("skiff server (pid %d) ready in %s: %.2f CPU-s, peak RSS %.1f MiB\n", pid, time.Since(started).Round(time.Millisecond), res.startCPU, res.startRSS)
+	for i, r := range servers {
+		res.replicas = append(res.replicas, replicaFigures{name: r.name, pid: r.pid, startCPU: proc.each[i].cpu, startRSS: proc.each[i].rss})
+	}
+	if len(servers) == 1 {
+		fmt.Printf("skiff server (pid %d) ready in %s: %.2f CPU-s, peak RSS %.1f MiB\n", servers[0].pid, time.Since(started).Round(time.Millisecond), res.startCPU, res.startRSS)
+	} else {
+		fmt.Printf("%d skiff servers ready and members in %s: %.2f CPU-s in all, largest peak RSS %.1f MiB\n%s",
+			len(servers), time.Since(started).Round(time.Millisecond), res.startCPU, res.startRSS, replicaLines(res.replicas, "start"))
+	}
 
-	p := &phases{ctx: ctx, n: n, res: &res, c: c, repo: repo, metrics: metrics, proc: proc, apiserver: apiserver,
-		alive: alive, metricsAddr: metricsAddr, pprofAddr: pprofAddr, apiAddr: apiAddr}
+	first := servers[0]
+	p := &phases{ctx: ctx, n: n, res: &res, c: c, repo: repo, metrics: metrics, proc: proc, apiserver: apiserver, servers: servers,
+		alive: servers.alive, metricsAddrs: servers.metricsAddrs(), pprofAddr: first.pprofAddr, apiAddr: first.apiAddr}
 	if err := p.initialSync(); err != nil {
 		return res, err
 	}
@@ -159,6 +147,9 @@ func serverArgs(kubeconfig, cacheDir, metricsAddr, healthAddr, pprofAddr string,
 		// of its own: only a profiling run pays it.
 		args = append(args, "--pprof-bind-address", pprofAddr)
 	}
+	if *replicas > 1 {
+		args = append(args, "--leader-elect")
+	}
 	if *trigger == "webhook" {
 		args = append(args, "--address", "127.0.0.1", "--port", strconv.Itoa(apiPort), "--insecure")
 	} else {
@@ -193,26 +184,28 @@ func waitReady(ctx context.Context, c client.Client, healthAddr string, alive fu
 // phases are the measured phases of one N against skiff server, and what
 // they share.
 type phases struct {
-	ctx                             context.Context
-	n                               int
-	res                             *result
-	c                               client.WithWatch
-	repo                            *repo
-	metrics                         *apiMetrics
-	proc                            *procWatch
-	apiserver                       *cpuMeter
-	alive                           func() error
-	metricsAddr, pprofAddr, apiAddr string
+	ctx                context.Context
+	n                  int
+	res                *result
+	c                  client.WithWatch
+	repo               *repo
+	metrics            *apiMetrics
+	proc               *procGroup
+	apiserver          *cpuMeter
+	servers            replicaSet
+	alive              func() error
+	metricsAddrs       []string
+	pprofAddr, apiAddr string
 }
 
 // initialSync creates the Applications and waits until all are
 // Synced+Healthy.
 func (p *phases) initialSync() error {
-	ctx, n, c, res, proc, apiserver, metrics, metricsAddr, pprofAddr := p.ctx, p.n, p.c, p.res, p.proc, p.apiserver, p.metrics, p.metricsAddr, p.pprofAddr
+	ctx, n, c, res, proc, apiserver, metrics, metricsAddrs, pprofAddr := p.ctx, p.n, p.c, p.res, p.proc, p.apiserver, p.metrics, p.metricsAddrs, p.pprofAddr
 	stopProfile := startCPUProfile(pprofAddr, fmt.Sprintf("cpu-initial-%d.pprof", n))
 	apiserver.phase()
-	initQueues0 := scrapeQueues(ctx, metricsAddr)
-	initCompared0, _ := scrapeSeries(ctx, http.DefaultClient, "http://"+metricsAddr+"/metrics", "skiff_app_comparisons_total")
+	initQueues0 := scrapeQueues(ctx, metricsAddrs)
+	initCompared0, _ := scrapeSkiff(ctx, metricsAddrs, "skiff_app_comparisons_total")
 	initAPI0, _ := scrapeSeries(ctx, metrics.client, metrics.url, "apiserver_request_total")
 	start := time.Now()
 	// Where each app's time goes, from its creation to Synced+Healthy.
@@ -228,6 +221,8 @@ func (p *phases) initialSync() error {
 	steps := newTimeline(start, "created", "first compared", "operation started", "Deployment created",
 		"operation finished", "Deployment Available", "Synced+Healthy")
 	stopDeployments := watchDeployments(ctx, c, n, steps, deploymentCreated, deploymentAvailable)
+	owners := watchOwners(ctx, p.servers)
+	defer owners.cancel()
 	if err := forEach(n, func(i int) error {
 		if err := c.Create(ctx, application(i, p.repo.URL())); err != nil {
 			return err
@@ -268,28 +263,57 @@ func (p *phases) initialSync() error {
 	saveProfile(pprofAddr, "heap", fmt.Sprintf("heap-initial-%d.pprof", n))
 	fmt.Printf("initial sync: %d apps Synced+Healthy in %s (created in %s): %.2f CPU-s, peak RSS %.1f MiB; kube-apiserver %.1f CPU-s\n",
 		n, res.initial.Round(time.Millisecond), created.Round(time.Millisecond), res.initialCPU, res.initialRSS, apiInitial)
+	for i := range res.replicas {
+		res.replicas[i].initialCPU, res.replicas[i].initialRSS = proc.each[i].cpu, proc.each[i].rss
+	}
+	if res.resynced, err = appsSyncedTwice(ctx, c); err != nil {
+		return err
+	}
+	if len(res.resynced) > 0 {
+		fmt.Printf("initial sync: %d apps synced more than once: %s\n", len(res.resynced), strings.Join(first(res.resynced, 10), ", "))
+	}
+	if len(p.servers) > 1 {
+		if res.sharesInitial, err = countShares(ctx, p.servers, n); err != nil {
+			return err
+		}
+		res.handovers = owners.summary()
+		fmt.Printf("initial sync, per replica (CPU-s above summed, peak RSS the largest):\n%s  %s\n  %s\n", replicaLines(res.replicas, "initial"), res.sharesInitial, res.handovers)
+	}
 	// Comparisons per app tell how much of the phase's CPU the live
 	// changes (a Deployment's status moving while its pods start) cost.
-	initCompared1, _ := scrapeSeries(ctx, http.DefaultClient, "http://"+metricsAddr+"/metrics", "skiff_app_comparisons_total")
+	initCompared1, _ := scrapeSkiff(ctx, metricsAddrs, "skiff_app_comparisons_total")
 	initAPI1, _ := scrapeSeries(ctx, metrics.client, metrics.url, "apiserver_request_total")
 	fmt.Printf("initial sync: apiserver_request_total increases (all clients) by verb and resource:\n%s", topDeltas(byVerbResource(initAPI0), byVerbResource(initAPI1), 12))
-	fmt.Printf("initial sync: skiff's work queues (items, mean wait in queue, mean work):\n%s", queueDeltas(initQueues0, scrapeQueues(ctx, metricsAddr)))
+	fmt.Printf("initial sync: skiff's work queues (items, mean wait in queue, mean work):\n%s", queueDeltas(initQueues0, scrapeQueues(ctx, metricsAddrs)))
 	fmt.Printf("initial sync: comparisons (skiff_app_comparisons_total increases):\n%s", topDeltas(initCompared0, initCompared1, 5))
 	fmt.Printf("initial sync: when the apps reached each step (seconds after the clock started):\n%s", steps)
 	return nil
 }
 
+// cpuSplit is the last phase's CPU-seconds per replica, when there are
+// several: ", of which r1 1.20, r2 …".
+func (p *phases) cpuSplit() string {
+	if len(p.servers) == 1 {
+		return ""
+	}
+	var parts []string
+	for i, r := range p.servers {
+		parts = append(parts, fmt.Sprintf("%s %.2f", r.name, p.proc.each[i].cpu))
+	}
+	return " (" + strings.Join(parts, ", ") + ")"
+}
+
 // comparisons returns skiff_app_comparisons_total's series: how many of a
 // round's comparisons were computed, how many reused.
 func (p *phases) comparisons() map[string]float64 {
-	series, _ := scrapeSeries(p.ctx, http.DefaultClient, "http://"+p.metricsAddr+"/metrics", "skiff_app_comparisons_total")
+	series, _ := scrapeSkiff(p.ctx, p.metricsAddrs, "skiff_app_comparisons_total")
 	return series
 }
 
 // triggeredRefresh measures -triggered-rounds commits, each found through
 // a triggered refresh.
 func (p *phases) triggeredRefresh() error {
-	ctx, n, c, res, proc, apiserver, metrics, metricsAddr, pprofAddr, repo, alive := p.ctx, p.n, p.c, p.res, p.proc, p.apiserver, p.metrics, p.metricsAddr, p.pprofAddr, p.repo, p.alive
+	ctx, n, c, res, proc, apiserver, metrics, metricsAddrs, pprofAddr, repo, alive := p.ctx, p.n, p.c, p.res, p.proc, p.apiserver, p.metrics, p.metricsAddrs, p.pprofAddr, p.repo, p.alive
 	sha, err := repo.touchAll(n, 1)
 	if err != nil {
 		return err
@@ -298,8 +322,8 @@ func (p *phases) triggeredRefresh() error {
 	stopAPIProfile := startAPIServerCPUProfile(metrics, fmt.Sprintf("apiserver-triggered-%d.pprof", n))
 	apiserver.phase()
 	trigAPI0, _ := scrapeSeries(ctx, metrics.client, metrics.url, "apiserver_request_total")
-	trigOwn0, _ := scrapeSeries(ctx, http.DefaultClient, "http://"+metricsAddr+"/metrics", "rest_client_requests_total")
-	trigQueues0 := scrapeQueues(ctx, metricsAddr)
+	trigOwn0, _ := scrapeSkiff(ctx, metricsAddrs, "rest_client_requests_total")
+	trigQueues0 := scrapeQueues(ctx, metricsAddrs)
 	compared0 := p.comparisons()
 	start := time.Now()
 	if err := triggerRefresh(ctx, c, n, p.apiAddr, repo.URL()); err != nil {
@@ -315,8 +339,8 @@ func (p *phases) triggeredRefresh() error {
 	stopProfile()
 	stopAPIProfile()
 	saveProfile(pprofAddr, "heap", fmt.Sprintf("heap-triggered-%d.pprof", n))
-	fmt.Printf("commit %s + %s: all synced in %s (triggered in %s), %.2f CPU-s; kube-apiserver %.1f CPU-s\n",
-		sha[:8], *trigger, res.triggered.Round(time.Millisecond), triggeredIn.Round(time.Millisecond), res.triggeredCPU, apiTriggered)
+	fmt.Printf("commit %s + %s: all synced in %s (triggered in %s), %.2f CPU-s%s; kube-apiserver %.1f CPU-s\n",
+		sha[:8], *trigger, res.triggered.Round(time.Millisecond), triggeredIn.Round(time.Millisecond), res.triggeredCPU, p.cpuSplit(), apiTriggered)
 	if err := printOperationTimes(ctx, c, start); err != nil {
 		return err
 	}
@@ -324,11 +348,11 @@ func (p *phases) triggeredRefresh() error {
 	// Where the triggered refresh's API requests go, by verb and resource
 	// (the bench's own annotation patches and list polls included).
 	trigAPI1, _ := scrapeSeries(ctx, metrics.client, metrics.url, "apiserver_request_total")
-	trigOwn1, _ := scrapeSeries(ctx, http.DefaultClient, "http://"+metricsAddr+"/metrics", "rest_client_requests_total")
+	trigOwn1, _ := scrapeSkiff(ctx, metricsAddrs, "rest_client_requests_total")
 	res.triggeredRequests = sumDeltas(trigOwn0, trigOwn1)
 	fmt.Printf("triggered refresh: skiff made %.0f API requests, %.1f per app:\n%s", res.triggeredRequests, res.triggeredRequests/float64(n), topDeltas(trigOwn0, trigOwn1, 10))
 	fmt.Printf("triggered refresh: apiserver_request_total increases (all clients) by verb and resource:\n%s", topDeltas(byVerbResource(trigAPI0), byVerbResource(trigAPI1), 20))
-	fmt.Printf("triggered refresh: skiff's work queues (items, mean wait in queue, mean work):\n%s", queueDeltas(trigQueues0, scrapeQueues(ctx, metricsAddr)))
+	fmt.Printf("triggered refresh: skiff's work queues (items, mean wait in queue, mean work):\n%s", queueDeltas(trigQueues0, scrapeQueues(ctx, metricsAddrs)))
 
 	// More rounds of the same; the median round's figures are reported.
 	rounds := []triggeredRound{{res.triggered, res.triggeredCPU, apiTriggered}}
@@ -390,7 +414,7 @@ func (p *phases) pollingRefresh() (string, error) {
 	}
 	res.polling = time.Since(start)
 	res.pollingCPU, _ = proc.phase()
-	fmt.Printf("commit %s, no trigger: all synced in %s, %.2f CPU-s\n", sha[:8], res.polling.Round(time.Millisecond), res.pollingCPU)
+	fmt.Printf("commit %s, no trigger: all synced in %s, %.2f CPU-s%s\n", sha[:8], res.polling.Round(time.Millisecond), res.pollingCPU, p.cpuSplit())
 	if err := printOperationTimes(ctx, c, start); err != nil {
 		return "", err
 	}
@@ -401,20 +425,20 @@ func (p *phases) pollingRefresh() (string, error) {
 // steadyState measures -idle of steady state and checks that every app is
 // still synced at sha.
 func (p *phases) steadyState(sha string) error {
-	ctx, c, res, proc, metrics, metricsAddr, pprofAddr, alive := p.ctx, p.c, p.res, p.proc, p.metrics, p.metricsAddr, p.pprofAddr, p.alive
+	ctx, c, res, proc, metrics, metricsAddrs, pprofAddr, alive := p.ctx, p.c, p.res, p.proc, p.metrics, p.metricsAddrs, p.pprofAddr, p.alive
 	fmt.Printf("steady state: %s idle...\n", idle)
 	proc.phase()
 	api0, err := metrics.total(ctx)
 	if err != nil {
 		return err
 	}
-	own0, ownErr := skiffRequests(ctx, metricsAddr)
+	own0, ownErr := skiffRequests(ctx, metricsAddrs)
 	apiSeries0, _ := scrapeSeries(ctx, metrics.client, metrics.url, "apiserver_request_total")
-	ownSeries0, _ := scrapeSeries(ctx, http.DefaultClient, "http://"+metricsAddr+"/metrics", "rest_client_requests_total")
+	ownSeries0, _ := scrapeSkiff(ctx, metricsAddrs, "rest_client_requests_total")
 	stopProfile := startCPUProfile(pprofAddr, fmt.Sprintf("cpu-steady-%d.pprof", p.n))
 	time.Sleep(idle)
 	apiSeries1, _ := scrapeSeries(ctx, metrics.client, metrics.url, "apiserver_request_total")
-	ownSeries1, _ := scrapeSeries(ctx, http.DefaultClient, "http://"+metricsAddr+"/metrics", "rest_client_requests_total")
+	ownSeries1, _ := scrapeSkiff(ctx, metricsAddrs, "rest_client_requests_total")
 	fmt.Printf("steady state: top apiserver_request_total increases over %s (all clients):\n%s", idle, topDeltas(apiSeries0, apiSeries1, 10))
 	fmt.Printf("steady state: skiff rest_client_requests_total increases over %s:\n%s", idle, topDeltas(ownSeries0, ownSeries1, 10))
 	if err := alive(); err != nil {
@@ -424,7 +448,7 @@ func (p *phases) steadyState(sha string) error {
 	if err != nil {
 		return err
 	}
-	own1, ownErr1 := skiffRequests(ctx, metricsAddr)
+	own1, ownErr1 := skiffRequests(ctx, metricsAddrs)
 	cpu, rss := proc.phase()
 	stopProfile()
 	res.steadyCPU = cpu / idle.Minutes()
@@ -438,6 +462,9 @@ func (p *phases) steadyState(sha string) error {
 	}
 	res.hwm = proc.hwm()
 	res.anonPeak, res.fileRSS = proc.anonPeak()
+	for i := range res.replicas {
+		res.replicas[i].steadyCPU, res.replicas[i].hwm = proc.each[i].cpu/idle.Minutes(), proc.procs[i].hwm()
+	}
 	// Still converged?
 	var list v1alpha1.ApplicationList
 	if err := c.List(ctx, &list, client.InNamespace(argocdNS)); err != nil {
@@ -451,5 +478,11 @@ func (p *phases) steadyState(sha string) error {
 	}
 	fmt.Printf("steady state: %.2f CPU-s/min, API %.0f req/min (baseline %.0f), skiff client %.0f req/min, peak RSS %.1f MiB (VmHWM %.1f MiB), %d apps drifted from Synced\n",
 		res.steadyCPU, res.apiTotal, res.apiBaseline, res.skiffRequests, res.steadyRSS, res.hwm, bad)
+	if len(p.servers) > 1 {
+		if res.sharesEnd, err = countShares(ctx, p.servers, p.n); err != nil {
+			return err
+		}
+		fmt.Printf("steady state, per replica:\n%s  %s\n", replicaLines(res.replicas, "steady"), res.sharesEnd)
+	}
 	return nil
 }
