@@ -47,8 +47,6 @@ const (
 type unit struct {
 	key  string
 	apps []string
-	// bucket is true for a part of a cluster.
-	bucket bool
 }
 
 // Assign gives each app an owner among members, the same on every replica
@@ -61,16 +59,17 @@ type unit struct {
 //     stays within an even share plus 10 %. One cluster's apps then share
 //     one watch cache.
 //   - A cluster bigger than that (argo-cd #6125: one large cluster
-//     overloads one shard) is cut by a hash of the app names into 64
-//     buckets, which are placed the same way; so no member carries much
-//     more than its share.
-//   - A cluster that fits on no member whole (three clusters on two
-//     members) is cut the same way.
-//   - What fits nowhere (pins took the room) goes to the least loaded.
+//     overloads one shard), or that fits on no member whole (three
+//     clusters on two members), is cut by a hash of the app names into
+//     64 buckets; each member gets a quota of buckets in proportion to
+//     the room it has left, and each bucket goes to the first member in
+//     its own rendezvous order with quota left. So no member carries much
+//     more than its share, and an app added to a cut cluster moves no
+//     other once every bucket holds an app.
 //
-// Units are placed largest first. Rendezvous order and hash buckets keep
-// most apps where they were when a member joins or leaves, or apps come
-// and go.
+// Whole clusters are placed largest first; what fits nowhere (pins took
+// the room) goes to the least loaded. Rendezvous order and hash buckets
+// keep most apps where they were when a member joins or leaves.
 func Assign(members []string, apps []App) map[string]string {
 	if len(members) == 0 {
 		return nil
@@ -92,7 +91,8 @@ func Assign(members []string, apps []App) map[string]string {
 			pins[a.Cluster] = *a.Pin
 		}
 	}
-	var units []unit
+	var whole []unit
+	var split []string
 	for _, cluster := range slices.Sorted(maps.Keys(byCluster)) {
 		names := byCluster[cluster]
 		slices.Sort(names)
@@ -105,28 +105,87 @@ func Assign(members []string, apps []App) map[string]string {
 			continue
 		}
 		if len(names) <= capacity || n == 1 {
-			units = append(units, unit{key: cluster, apps: names})
+			whole = append(whole, unit{key: cluster, apps: names})
+		} else {
+			split = append(split, cluster)
+		}
+	}
+	sortUnits(whole)
+	for _, u := range whole {
+		m, fits := roomFor(u, members, load, capacity)
+		if !fits {
+			// A whole cluster that fits nowhere is cut as a big one is.
+			split = append(split, u.key)
 			continue
 		}
-		units = append(units, buckets(cluster, names, splitBuckets)...)
+		for _, name := range u.apps {
+			owner[name] = m
+		}
+		load[m] += len(u.apps)
 	}
-	sortUnits(units)
-	for _, u := range units {
-		parts := []unit{u}
-		if _, fits := roomFor(u, members, load, capacity); !fits && !u.bucket && n > 1 {
-			// A whole cluster that fits nowhere is cut as a big one is.
-			parts = buckets(u.key, u.apps, splitBuckets)
-			sortUnits(parts)
-		}
-		for _, p := range parts {
-			m, _ := roomFor(p, members, load, capacity)
-			for _, name := range p.apps {
-				owner[name] = m
-			}
-			load[m] += len(p.apps)
-		}
+	for _, cluster := range split {
+		placeBuckets(buckets(cluster, byCluster[cluster], splitBuckets), members, load, capacity, owner)
 	}
 	return owner
+}
+
+// placeBuckets gives each member a quota of the cluster's buckets in
+// proportion to its room (capacity less its load), and each bucket, in
+// their fixed order, to the first member in the bucket's rendezvous order
+// with quota left. Quotas count buckets, not apps: while apps come and go
+// within the buckets, no bucket changes hands.
+func placeBuckets(parts []unit, members []string, load map[string]int, capacity int, owner map[string]string) {
+	rooms := make([]int, len(members))
+	for i, m := range members {
+		rooms[i] = max(capacity-load[m], 0)
+	}
+	quota := map[string]int{}
+	for i, q := range shareOut(len(parts), rooms) {
+		quota[members[i]] = q
+	}
+	for _, p := range parts {
+		ranked := rendezvous(p.key, members)
+		m := ranked[0]
+		for _, candidate := range ranked {
+			if quota[candidate] > 0 {
+				m = candidate
+				break
+			}
+		}
+		quota[m]--
+		for _, name := range p.apps {
+			owner[name] = m
+		}
+		load[m] += len(p.apps)
+	}
+}
+
+// shareOut divides total in proportion to weights (largest remainders;
+// ties to the earlier weight); equal shares when every weight is zero.
+func shareOut(total int, weights []int) []int {
+	sum := 0
+	for _, w := range weights {
+		sum += w
+	}
+	if sum == 0 {
+		weights = slices.Repeat([]int{1}, len(weights))
+		sum = len(weights)
+	}
+	out := make([]int, len(weights))
+	type rest struct{ i, r int }
+	rests := make([]rest, len(weights))
+	given := 0
+	for i, w := range weights {
+		out[i] = total * w / sum
+		given += out[i]
+		rests[i] = rest{i, total * w % sum}
+	}
+	slices.SortStableFunc(rests, func(a, b rest) int { return cmp.Compare(b.r, a.r) })
+	for k := 0; given < total; k++ {
+		out[rests[k].i]++
+		given++
+	}
+	return out
 }
 
 func sortUnits(units []unit) {
@@ -164,7 +223,7 @@ func buckets(cluster string, names []string, count int) []unit {
 	var units []unit
 	for i, apps := range parts {
 		if len(apps) > 0 {
-			units = append(units, unit{key: cluster + "#" + strconv.Itoa(i), apps: apps, bucket: true})
+			units = append(units, unit{key: cluster + "#" + strconv.Itoa(i), apps: apps})
 		}
 	}
 	return units

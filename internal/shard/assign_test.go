@@ -191,6 +191,32 @@ func moved(before, after map[string]string) int {
 	return n
 }
 
+// Apps created one at a time in one cluster (the cluster cut into buckets
+// on three members): once every bucket holds an app, a new app moves no
+// other.
+func TestAssignKeepsAppsInPlaceAsACutClusterGrows(t *testing.T) {
+	members := []string{"a", "b", "c"}
+	var apps []App
+	var prev map[string]string
+	early := 0
+	for i := range 600 {
+		apps = append(apps, App{Name: fmt.Sprintf("app-%04d", i), Cluster: "https://kubernetes.default.svc"})
+		cur := Assign(members, apps)
+		n := moved(prev, cur)
+		switch {
+		case i < 300:
+			early += n
+		case n > 0:
+			t.Fatalf("adding app %d moved %d others", i, n)
+		}
+		prev = cur
+	}
+	t.Logf("the first 300 apps moved %d apps while buckets filled", early)
+	if early > 150 {
+		t.Errorf("the first 300 apps moved %d apps, want the buckets' quotas to settle sooner", early)
+	}
+}
+
 func TestAssignMovesFewAppsWhenThingsChange(t *testing.T) {
 	one := appsOn("https://big", 3000)
 	many := slices.Concat(appsOn("https://a", 300), appsOn("https://b", 250), appsOn("https://c", 200), appsOn("https://d", 100))
