@@ -168,7 +168,11 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		return err
 	}
 
-	inNamespace := predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetNamespace() == r.Namespace })
+	// Only the apps this replica owns: another replica's never enter its
+	// queues (shardsMoved queues those it gains).
+	inNamespace := predicate.NewPredicateFuncs(func(o client.Object) bool {
+		return o.GetNamespace() == r.Namespace && r.owns(o.GetName())
+	})
 	err := ctrl.NewControllerManagedBy(mgr).
 		Named("application-compare").
 		For(&v1alpha1.Application{}, builder.WithPredicates(inNamespace, specChanged{})).
@@ -273,6 +277,9 @@ func phaseOf(app *v1alpha1.Application) v1alpha1.OperationPhase {
 // enqueueCompare queues a comparison of the app named app without a
 // re-render of an unchanged revision; it never blocks.
 func (r *Reconciler) enqueueCompare(app string) {
+	if !r.owns(app) {
+		return
+	}
 	r.compareNow.offer(r.Namespace, app)
 }
 
@@ -306,7 +313,7 @@ func (c comparisonRequests) send(ctx context.Context, namespace, app string) err
 // liveChangeCoalescing later, with the app's other changes.
 func (r *Reconciler) liveChange(e clustercache.Event) {
 	switch {
-	case e.App == "":
+	case e.App == "" || !r.owns(e.App):
 	case e.HealthChanged:
 		r.compareNow.offer(r.Namespace, e.App)
 	default:
@@ -343,6 +350,8 @@ func (r *Reconciler) reconcileCompare(ctx context.Context, req ctrl.Request) (ct
 		r.forgetApp(req.NamespacedName)
 		return ctrl.Result{}, nil
 	}
+	// Lost while it ran: its metric series go with it, not back.
+	defer r.forgetSeriesIfLost(req.NamespacedName)
 	app := &v1alpha1.Application{}
 	if err := r.Client.Get(ctx, req.NamespacedName, app); err != nil {
 		if apierrors.IsNotFound(err) {

@@ -38,6 +38,8 @@ func (r *Reconciler) reconcileOperation(ctx context.Context, req ctrl.Request) (
 	if !r.owns(req.Name) {
 		return ctrl.Result{}, nil
 	}
+	// Lost while it ran: its metric series go with it, not back.
+	defer r.forgetSeriesIfLost(req.NamespacedName)
 	app := &v1alpha1.Application{}
 	if err := r.Client.Get(ctx, req.NamespacedName, app); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)

@@ -66,6 +66,15 @@ func (r *Reconciler) forgetApp(key client.ObjectKey) {
 	r.releaseCluster(key.Name)
 }
 
+// forgetSeriesIfLost drops the metric series of an app this replica lost
+// while a reconcile of it ran: the reconcile's end would otherwise put
+// back what shardsMoved removed, and two replicas would report the app.
+func (r *Reconciler) forgetSeriesIfLost(key client.ObjectKey) {
+	if !r.owns(key.Name) {
+		forgetAppSeries(key.Namespace, key.Name)
+	}
+}
+
 // stopper stops the registered clusters in use when the manager stops; it
 // runs on every replica when replicas share the work.
 type stopper struct {
