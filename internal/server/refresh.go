@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sort"
 
+	"golang.org/x/sync/errgroup"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
@@ -32,15 +33,25 @@ func (a *AnnotationRefresher) RefreshApps(ctx context.Context, repoURL string, a
 	if a.Forget != nil {
 		a.Forget(repoURL)
 	}
+	// One PATCH per app, several at a time: a push touching hundreds of
+	// apps would otherwise outlast the 10 s a Git host gives a delivery.
+	g, ctx := errgroup.WithContext(ctx)
+	g.SetLimit(annotationWriters)
 	for _, name := range apps {
-		app := &v1alpha1.Application{}
-		app.Namespace, app.Name = a.Namespace, name
-		if err := appops.Refresh(ctx, a.Client, app, v1alpha1.RefreshNormal); err != nil && !errors.Is(err, appops.ErrNotFound) {
-			return err
-		}
+		g.Go(func() error {
+			app := &v1alpha1.Application{}
+			app.Namespace, app.Name = a.Namespace, name
+			if err := appops.Refresh(ctx, a.Client, app, v1alpha1.RefreshNormal); err != nil && !errors.Is(err, appops.ErrNotFound) {
+				return err
+			}
+			return nil
+		})
 	}
-	return nil
+	return g.Wait()
 }
+
+// annotationWriters bounds the refresh annotations written at once.
+const annotationWriters = 16
 
 // refreshFor finds the apps a push touched and asks the Refresher to
 // refresh them, grouped by their spelling of the repository URL. It
