@@ -58,6 +58,9 @@ type Membership struct {
 	seen    map[string]sighting
 	members []string
 	subs    []func()
+	// own is this replica's Lease as its last renewal wrote it; only the
+	// renewing goroutine uses it.
+	own *coordinationv1.Lease
 	// told is the view the subscribers were last told of.
 	told     []string
 	toldOK   bool
@@ -179,9 +182,15 @@ func (m *Membership) standingLocked() bool {
 func (m *Membership) renew(ctx context.Context) error {
 	now := metav1.NewMicroTime(m.now())
 	seconds := int32(m.leaseDuration() / time.Second)
-	lease := &coordinationv1.Lease{}
 	key := client.ObjectKey{Namespace: m.Namespace, Name: LeaseName(m.Identity)}
-	err := m.Reader.Get(ctx, key, lease)
+	// The Lease as this replica last wrote it: a renewal costs one
+	// request; after a failed one, the Lease is read again.
+	lease, err := m.own, error(nil)
+	m.own = nil
+	if lease == nil {
+		lease = &coordinationv1.Lease{}
+		err = m.Reader.Get(ctx, key, lease)
+	}
 	switch {
 	case apierrors.IsNotFound(err):
 		lease = &coordinationv1.Lease{
@@ -194,6 +203,7 @@ func (m *Membership) renew(ctx context.Context) error {
 		if err := m.Client.Create(ctx, lease); err != nil {
 			return fmt.Errorf("creating the Lease %s: %w", key.Name, err)
 		}
+		m.own = lease
 		return nil
 	case err != nil:
 		return fmt.Errorf("reading the Lease %s: %w", key.Name, err)
@@ -203,6 +213,7 @@ func (m *Membership) renew(ctx context.Context) error {
 	if err := m.Client.Update(ctx, lease); err != nil {
 		return fmt.Errorf("renewing the Lease %s: %w", key.Name, err)
 	}
+	m.own = lease
 	return nil
 }
 
