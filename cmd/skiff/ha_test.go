@@ -66,6 +66,11 @@ const (
 	haLeaseName     = "skiff-controller-leader"
 )
 
+// takeoverSlack is how much later than the lease allows a test accepts to
+// see a dead replica's apps taken: their first reconcile on the new owner,
+// and a loaded machine.
+const takeoverSlack = 4 * time.Second
+
 // replica is one `skiff server --leader-elect` process of the HA test.
 type replica struct {
 	name, api, health, metrics string
@@ -430,8 +435,10 @@ func TestHAFailoverFinishesTheOperationOnce(t *testing.T) {
 		return nil
 	})
 	t.Logf("replica %s took the app %v after its owner died", other.name, time.Since(killed).Round(100*time.Millisecond))
-	// Slack for a loaded machine: the metrics are read every 200 ms.
-	if took := time.Since(killed); took > takeover+2*time.Second {
+	// The app shows in the metrics after the new owner's first reconcile
+	// of it; and slack for a loaded machine (a CI run beside a benchmark
+	// took 7.4 s).
+	if took := time.Since(killed); took > takeover+takeoverSlack {
 		t.Errorf("replica %s took the app %v after its owner died, want within the lease duration (%v)", other.name, took.Round(100*time.Millisecond), takeover)
 	}
 	if owner == leader {

@@ -140,7 +140,7 @@ func TestThreeReplicasShareTheAppsAndTakeOverADeadOnesOperations(t *testing.T) {
 	waitFor(t, "the survivors to own every app", func() error { return allOwnedOnce(survivors) })
 	took := time.Since(killed)
 	t.Logf("the survivors took the %d apps of replica %s %v after it died", shares[victim.name], victim.name, took.Round(100*time.Millisecond))
-	if limit := haLeaseDuration + 2*haRetryPeriod + 2*time.Second; took > limit {
+	if limit := haLeaseDuration + 2*haRetryPeriod + takeoverSlack; took > limit {
 		t.Errorf("the survivors took the dead replica's apps %v after it died, want within the lease duration (%v)", took.Round(100*time.Millisecond), limit)
 	}
 
