@@ -40,7 +40,11 @@ func runFloor(ctx context.Context, n int) (time.Duration, error) {
 		return c.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(fieldOwner), client.ForceOwnership)
 	}
 	start := time.Now()
-	steps := newTimeline(start, "Deployment applied", "Deployment Available")
+	marked := "Deployment" // the object whose apply marks an app's first step
+	if *shape == "configmap" {
+		marked = "ConfigMap"
+	}
+	steps := newTimeline(start, marked+" applied", "Deployment Available")
 	defer func() {
 		fmt.Printf("floor: when the apps reached each step (seconds after the clock started):\n%s", steps)
 	}()
@@ -61,15 +65,18 @@ func runFloor(ctx context.Context, n int) (time.Duration, error) {
 		if err := apply(flat[i]); err != nil {
 			return err
 		}
-		if flat[i].GetKind() == "Deployment" {
+		if flat[i].GetKind() == marked {
 			steps.mark(appKey(flat[i].GetNamespace()), 0)
 		}
 		return nil
 	}); err != nil {
 		return 0, err
 	}
+	if marked != "Deployment" {
+		return time.Since(start), nil // applied is all a ConfigMap becomes
+	}
 	newList := func() client.ObjectList { return &appsv1.DeploymentList{} }
-	err = waitWatch(ctx, c, "floor Deployments Available", waitTimeout, nil, newList, nil, func(objs map[types.NamespacedName]client.Object) (bool, string) {
+	err = waitWatch(ctx, c, "floor Deployments Available", waitTimeout, nil, newList, nil, func(objs map[types.NamespacedName]client.Object, _ *types.NamespacedName) (bool, string) {
 		ready, example := 0, ""
 		for _, obj := range objs {
 			d := obj.(*appsv1.Deployment)

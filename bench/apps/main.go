@@ -46,6 +46,8 @@ var (
 	skiffBin       = flag.String("skiff", "", "a prebuilt skiff binary (default: build ./cmd/skiff)")
 	profileDir     = flag.String("profile", "", "write skiff server's CPU profiles of the initial sync, the triggered refresh and the steady state, kube-apiserver's of the triggered refresh (when the cluster serves profiles), and heap profiles after the first two, into this directory, and keep skiff server's log there")
 	serverFlags    = flag.String("server-flags", "", "extra flags for skiff server, space-separated (e.g. \"--operation-processors=20\")")
+	shape          = flag.String("shape", "web", `what each app holds: "web" (a Deployment, a headless Service and 3 ConfigMaps) or "configmap" (one small ConfigMap, for large N; the floor applies the same and waits for no Deployment)`)
+	logDirFlag     = flag.String("log-dir", "", "keep skiff servers' logs in this directory (default: with -profile's profiles, else a temporary directory removed at the end)")
 	profileSeconds = flag.Int("profile-seconds", 15, "length of each CPU profile")
 	triggerRounds  = flag.Int("triggered-rounds", 3, "how many times the triggered refresh (a commit, then the trigger) is measured; the figures reported are the median round's (this phase takes seconds, and one round on the shared two cores varies by about a second)")
 	trigger        = flag.String("trigger", "webhook", `how the triggered refresh is asked: "webhook" (one signed GitHub push event to skiff's API, which then runs too) or "annotation" (the refresh annotation on every Application; no API server)`)
@@ -60,6 +62,10 @@ func main() {
 	flag.DurationVar(&waitTimeout, "timeout", waitTimeout, "bound of every wait")
 	flag.DurationVar(&idle, "idle", idle, "steady-state window (and the baseline window before skiff starts)")
 	flag.Parse()
+	if *shape != "web" && *shape != "configmap" {
+		fmt.Fprintf(os.Stderr, "bench: bad -shape %q\n", *shape)
+		os.Exit(2)
+	}
 	if *replicas < 1 {
 		fmt.Fprintf(os.Stderr, "bench: bad -replicas %d\n", *replicas)
 		os.Exit(2)

@@ -38,6 +38,9 @@ func runN(n int, bin, tmp string) (res result, err error) {
 	if *profileDir != "" {
 		logDir = *profileDir // kept with the profiles
 	}
+	if *logDirFlag != "" {
+		logDir = *logDirFlag
+	}
 	var servers replicaSet
 	defer func() { _ = servers.closeLogs() }() // after cluster.Stop has ended the servers
 	cluster, err := testcluster.Start(ctx, testcluster.Options{Profiling: *profileDir != ""})

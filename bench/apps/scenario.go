@@ -19,6 +19,9 @@ func appNS(i int) string { return fmt.Sprintf("bench-%04d", i) }
 func manifests(i, rev int) map[string]string {
 	name := appName(i)
 	dir := "apps/" + name + "/"
+	if *shape == "configmap" {
+		return map[string]string{dir + "configmap-0.yaml": fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: %s-config-0\ndata:\n  revision: %q\n", name, strconv.Itoa(rev))}
+	}
 	files := map[string]string{
 		dir + "deployment.yaml": fmt.Sprintf(`apiVersion: apps/v1
 kind: Deployment

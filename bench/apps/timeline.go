@@ -82,7 +82,7 @@ func watchDeployments(ctx context.Context, c client.WithWatch, n int, steps *tim
 	go func() {
 		defer close(done)
 		newList := func() client.ObjectList { return &appsv1.DeploymentList{} }
-		_ = waitWatch(ctx, c, "Deployments", waitTimeout, nil, newList, nil, func(objs map[types.NamespacedName]client.Object) (bool, string) {
+		_ = waitWatch(ctx, c, "Deployments", waitTimeout, nil, newList, nil, func(objs map[types.NamespacedName]client.Object, _ *types.NamespacedName) (bool, string) {
 			ready := 0
 			for _, obj := range objs {
 				d := obj.(*appsv1.Deployment)

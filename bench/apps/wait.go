@@ -39,33 +39,61 @@ func waitFor(ctx context.Context, what string, limit time.Duration, alive func()
 
 // waitApps watches the Applications until n of them satisfy ok.
 func waitApps(ctx context.Context, c client.WithWatch, n int, what string, alive func() error, ok func(*v1alpha1.Application) bool) error {
-	start, reported := time.Now(), false
+	start, reported, progress := time.Now(), false, time.Now()
+	// Each app's verdict is kept and only the changed app's is decided
+	// again: deciding every app on every event cost the bench more CPU
+	// than skiff at N=10000.
+	verdicts := map[types.NamespacedName]bool{}
+	good := 0
+	var example types.NamespacedName
 	newList := func() client.ObjectList { return &v1alpha1.ApplicationList{} }
-	return waitWatch(ctx, c, what, waitTimeout, alive, newList, []client.ListOption{client.InNamespace(argocdNS)}, func(objs map[types.NamespacedName]client.Object) (bool, string) {
-		good, example := 0, ""
-		var lagging []string
-		for _, obj := range objs {
-			a := obj.(*v1alpha1.Application)
-			if ok(a) {
-				good++
-				continue
+	return waitWatch(ctx, c, what, waitTimeout, alive, newList, []client.ListOption{client.InNamespace(argocdNS)}, func(objs map[types.NamespacedName]client.Object, changed *types.NamespacedName) (bool, string) {
+		decide := func(key types.NamespacedName) {
+			if verdicts[key] {
+				good--
 			}
-			if example == "" {
-				example = describe(a)
+			delete(verdicts, key)
+			if obj, exists := objs[key]; exists {
+				v := ok(obj.(*v1alpha1.Application))
+				verdicts[key] = v
+				if v {
+					good++
+				} else {
+					example = key
+				}
 			}
-			lagging = append(lagging, describe(a))
+		}
+		if changed != nil {
+			decide(*changed)
+		} else {
+			clear(verdicts)
+			good = 0
+			for key := range objs {
+				decide(key)
+			}
 		}
 		if good >= n {
 			return true, ""
 		}
+		// A long wait prints how far it has got every 30 s.
+		if time.Since(progress) >= 30*time.Second {
+			progress = time.Now()
+			fmt.Printf("  %s: %d of %d apps after %s\n", what, good, n, time.Since(start).Round(time.Second))
+		}
 		// A wait that drags on shows, once, where the last apps stand.
-		if !reported && time.Since(start) > 15*time.Second && len(lagging) <= 5 {
+		if !reported && time.Since(start) > 15*time.Second && len(objs)-good <= 5 {
 			reported = true
-			for _, l := range lagging {
-				fmt.Printf("  still not %s after %s: %s\n", what, time.Since(start).Round(time.Second), l)
+			for key, v := range verdicts {
+				if !v {
+					fmt.Printf("  still not %s after %s: %s\n", what, time.Since(start).Round(time.Second), describe(objs[key].(*v1alpha1.Application)))
+				}
 			}
 		}
-		return false, fmt.Sprintf("%d of %d apps not yet %s; e.g. %s", n-good, n, what, example)
+		state := fmt.Sprintf("%d of %d apps not yet %s", n-good, n, what)
+		if a, exists := objs[example]; exists && !verdicts[example] {
+			state += "; e.g. " + describe(a.(*v1alpha1.Application))
+		}
+		return false, state
 	})
 }
 
@@ -106,13 +134,14 @@ func describe(a *v1alpha1.Application) string {
 }
 
 // waitWatch lists the objects newList holds, then follows their watch until
-// done says the set is complete, for at most limit; alive (optional) fails
+// done says the set is complete (done is told the object an event changed,
+// or nil after a LIST), for at most limit; alive (optional) fails
 // early. A watch rather than a poll: the wait ends when the deciding change
 // arrives, not up to a poll interval later, and it costs neither the API
 // server nor the machine's two cores a LIST every half second (that LIST of
 // every Application or Deployment competed with the system under test).
 func waitWatch(ctx context.Context, c client.WithWatch, what string, limit time.Duration, alive func() error,
-	newList func() client.ObjectList, opts []client.ListOption, done func(map[types.NamespacedName]client.Object) (bool, string)) error {
+	newList func() client.ObjectList, opts []client.ListOption, done func(map[types.NamespacedName]client.Object, *types.NamespacedName) (bool, string)) error {
 	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	check := time.NewTicker(pollEvery)
@@ -139,7 +168,7 @@ func waitWatch(ctx context.Context, c client.WithWatch, what string, limit time.
 		}); err != nil {
 			return err
 		}
-		ok, state := done(objs)
+		ok, state := done(objs, nil)
 		if ok {
 			return nil
 		}
@@ -155,7 +184,7 @@ func waitWatch(ctx context.Context, c client.WithWatch, what string, limit time.
 			}
 			return fmt.Errorf("waiting for %s (%s): %w", what, last, err)
 		}
-		if ok, _ := done(objs); ok {
+		if ok, _ := done(objs, nil); ok {
 			return nil
 		}
 	}
@@ -165,7 +194,7 @@ func waitWatch(ctx context.Context, c client.WithWatch, what string, limit time.
 // follow applies w's events to objs until done is satisfied (nil), the watch
 // ends (nil: list again), ctx ends or alive fails (an error).
 func follow(ctx context.Context, w watch.Interface, check <-chan time.Time, alive func() error,
-	objs map[types.NamespacedName]client.Object, done func(map[types.NamespacedName]client.Object) (bool, string), last *string) error {
+	objs map[types.NamespacedName]client.Object, done func(map[types.NamespacedName]client.Object, *types.NamespacedName) (bool, string), last *string) error {
 	defer w.Stop()
 	for {
 		select {
@@ -185,12 +214,13 @@ func follow(ctx context.Context, w watch.Interface, check <-chan time.Time, aliv
 			if !isObject {
 				continue
 			}
+			key := client.ObjectKeyFromObject(obj)
 			if ev.Type == watch.Deleted {
-				delete(objs, client.ObjectKeyFromObject(obj))
+				delete(objs, key)
 			} else {
-				objs[client.ObjectKeyFromObject(obj)] = obj
+				objs[key] = obj
 			}
-			ok, state := done(objs)
+			ok, state := done(objs, &key)
 			if ok {
 				return nil
 			}
