@@ -9,6 +9,8 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/skiffcd/skiff/internal/argocdcm"
+
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -139,13 +141,17 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 	if err := mgr.Add(registry); err != nil {
 		return err
 	}
+	settings, err := addSettings(mgr, config, events)
+	if err != nil {
+		return err
+	}
 	var shards *shard.Sharder
 	if opts.LeaderElection {
 		if shards, err = addShards(mgr, opts, registry); err != nil {
 			return err
 		}
 	}
-	apps, err := addApplicationController(mgr, cfg, opts, config, registry, events, applications, shards)
+	apps, err := addApplicationController(mgr, cfg, opts, config, registry, settings, events, applications, shards)
 	if err != nil {
 		return err
 	}
@@ -285,6 +291,20 @@ func addConfigCache(mgr ctrl.Manager, namespace string) (cache.Cache, error) {
 	return configCache, nil
 }
 
+// addSettings follows argocd-cm's settings on every replica, from the
+// config cache; a version with invalid entries is recorded as a Warning
+// Event on argocd-cm, one per entry, and the rest of it applies.
+func addSettings(mgr ctrl.Manager, config cache.Cache, events *eventrecorder.Sink) (*argocdcm.Source, error) {
+	settings := argocdcm.NewSource(config)
+	recorder := events.Recorder("skiff-application-controller")
+	settings.Invalid = func(cm *corev1.ConfigMap, errs []error) {
+		for _, err := range errs {
+			recorder.Eventf(cm, nil, corev1.EventTypeWarning, "InvalidSettings", "Parse", "%s", err.Error())
+		}
+	}
+	return settings, mgr.Add(settings)
+}
+
 // onEveryReplica is a cache that runs on every replica, leading or not:
 // the API server of each reads its settings from it. A cache limited to
 // namespaces does not say whether it needs the lease, which makes
@@ -297,7 +317,7 @@ func (onEveryReplica) NeedLeaderElection() bool { return false }
 
 // addApplicationController wires the repo server, the cluster cache and the
 // sync engine into the Application controller.
-func addApplicationController(mgr ctrl.Manager, cfg *rest.Config, opts Options, config client.Reader, registry clusters.Registry, events *eventrecorder.Sink, applications *kubeclient.Applications, shards *shard.Sharder) (*application.Reconciler, error) {
+func addApplicationController(mgr ctrl.Manager, cfg *rest.Config, opts Options, config client.Reader, registry clusters.Registry, settings *argocdcm.Source, events *eventrecorder.Sink, applications *kubeclient.Applications, shards *shard.Sharder) (*application.Reconciler, error) {
 	repo, err := reposerver.NewInDir(opts.CacheDir, reposerver.Options{
 		Credentials: reposerver.SecretCredentials(config, opts.Namespace),
 		Projects:    reposerver.CachedProjects(mgr.GetCache(), opts.Namespace),
@@ -347,6 +367,7 @@ func addApplicationController(mgr ctrl.Manager, cfg *rest.Config, opts Options, 
 		Namespace:        opts.Namespace,
 		ManagedNamespace: managedNamespace(opts),
 		Clusters:         registry,
+		Settings:         settings,
 		Repo:             repo,
 		Cache:            live,
 		Engine:           newEngine(direct),

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/skiffcd/skiff/internal/argocdcm"
+
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -78,6 +80,8 @@ type Reconciler struct {
 	ManagedNamespace string
 	// Clusters resolves destinations; nil means the in-cluster entry only.
 	Clusters clusters.Registry
+	// Settings is the live argocd-cm; nil means its defaults.
+	Settings *argocdcm.Source
 	// Connect builds the watch cache and sync engine of a registered
 	// cluster; nil leaves apps deploying to one with a ComparisonError.
 	Connect  Connector
