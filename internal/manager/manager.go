@@ -333,7 +333,7 @@ func addApplicationController(mgr ctrl.Manager, cfg *rest.Config, opts Options, 
 	if err != nil {
 		return nil, fmt.Errorf("building discovery client: %w", err)
 	}
-	if err := mgr.Add(runnable{onEveryReplica: shards != nil, run: func(ctx context.Context) error {
+	if err := mgr.Add(shard.Runnable{OnEveryReplica: shards != nil, Run: func(ctx context.Context) error {
 		if err := live.Start(ctx); err != nil {
 			return err
 		}

@@ -1,7 +1,6 @@
 package manager
 
 import (
-	"context"
 	"fmt"
 	"os"
 
@@ -74,15 +73,3 @@ func appControllersRun(mgr ctrl.Manager, shards *shard.Sharder) <-chan struct{} 
 	close(always)
 	return always
 }
-
-// runnable is a function the manager runs, on every replica or on the
-// leader only.
-type runnable struct {
-	onEveryReplica bool
-	run            func(ctx context.Context) error
-}
-
-func (r runnable) Start(ctx context.Context) error { return r.run(ctx) }
-
-// NeedLeaderElection implements manager.LeaderElectionRunnable.
-func (r runnable) NeedLeaderElection() bool { return !r.onEveryReplica }

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/skiffcd/skiff/internal/shard"
+
 	"github.com/skiffcd/skiff/internal/argocdcm"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -168,7 +170,13 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.Clusters != nil {
 		r.Clusters.Subscribe(r.clustersChanged)
 	}
-	if err := mgr.Add(stopper{r.stopClusters, r.Shards != nil}); err != nil {
+	// The registered clusters in use stop with the manager.
+	stopClusters := shard.Runnable{OnEveryReplica: r.Shards != nil, Run: func(ctx context.Context) error {
+		<-ctx.Done()
+		r.stopClusters()
+		return nil
+	}}
+	if err := mgr.Add(stopClusters); err != nil {
 		return err
 	}
 

@@ -74,19 +74,3 @@ func (r *Reconciler) forgetSeriesIfLost(key client.ObjectKey) {
 		forgetAppSeries(key.Namespace, key.Name)
 	}
 }
-
-// stopper stops the registered clusters in use when the manager stops; it
-// runs on every replica when replicas share the work.
-type stopper struct {
-	stop           func()
-	onEveryReplica bool
-}
-
-func (s stopper) Start(ctx context.Context) error {
-	<-ctx.Done()
-	s.stop()
-	return nil
-}
-
-// NeedLeaderElection implements manager.LeaderElectionRunnable.
-func (s stopper) NeedLeaderElection() bool { return !s.onEveryReplica }
