@@ -198,6 +198,9 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 	if err := mgr.Start(ctx); err != nil {
 		return fmt.Errorf("running controller manager: %w", err)
 	}
+	if shards != nil {
+		return releaseShare(shards.Members)
+	}
 	return nil
 }
 

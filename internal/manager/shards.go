@@ -1,8 +1,10 @@
 package manager
 
 import (
+	"context"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/google/uuid"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -72,4 +74,15 @@ func appControllersRun(mgr ctrl.Manager, shards *shard.Sharder) <-chan struct{} 
 	always := make(chan struct{})
 	close(always)
 	return always
+}
+
+// releaseShare gives up this replica's share once the manager has stopped
+// cleanly (every controller's workers have returned): the other replicas
+// take its apps at their next listing, a retry period, instead of after
+// the lease duration, so a rolling update barely pauses them. A manager
+// that did not stop cleanly leaves its Lease to expire.
+func releaseShare(members *shard.Membership) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return members.Release(ctx)
 }
