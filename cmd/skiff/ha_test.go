@@ -219,6 +219,26 @@ func (r *replica) stop(t *testing.T) {
 	}
 }
 
+// leads reports whether the replica holds the leader Lease, from
+// controller-runtime's leader_election_master_status metric.
+func (r *replica) leads(t *testing.T) bool {
+	t.Helper()
+	resp, err := http.Get("http://" + r.metrics + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	scanner := bufio.NewScanner(resp.Body)
+	scanner.Buffer(make([]byte, 1<<20), 1<<20)
+	for scanner.Scan() {
+		line := scanner.Text()
+		if strings.HasPrefix(line, "leader_election_master_status{") && strings.Contains(line, haLeaseName) {
+			return strings.HasSuffix(line, " 1")
+		}
+	}
+	return false
+}
+
 func (r *replica) logTail() string {
 	data, _ := os.ReadFile(r.logPath)
 	if len(data) > 8000 {

@@ -207,11 +207,34 @@ func TestThreeReplicasShareTheAppsAndTakeOverADeadOnesOperations(t *testing.T) {
 		return len(leases.Items)
 	}
 	before := memberLeases()
+	// The survivor that leads (one does, since the kill) stops; the last
+	// takes over its apps and the leader Lease.
 	leaving, last := survivors[0], survivors[1]
+	waitFor(t, "one survivor to lead", func() error {
+		if leaving.leads(t) == last.leads(t) {
+			return fmt.Errorf("replica %s leads: %v, replica %s: %v", leaving.name, leaving.leads(t), last.name, last.leads(t))
+		}
+		return nil
+	})
+	if last.leads(t) {
+		leaving, last = last, leaving
+	}
 	leaving.stop(t)
 	stopped := time.Now()
 	if after := memberLeases(); after != before-1 {
 		t.Errorf("%d member Leases after replica %s stopped, want %d: it keeps its Lease", after, leaving.name, before-1)
+	}
+	waitFor(t, "the last replica to lead", func() error {
+		if !last.leads(t) {
+			return fmt.Errorf("replica %s does not lead", last.name)
+		}
+		return nil
+	})
+	// Left to expire, the leader Lease would take a lease duration.
+	took = time.Since(stopped)
+	t.Logf("replica %s led %v after replica %s stopped", last.name, took.Round(100*time.Millisecond), leaving.name)
+	if took >= haLeaseDuration {
+		t.Errorf("replica %s led %v after the leader stopped, want within the lease duration (%v): the leader Lease was not released", last.name, took.Round(100*time.Millisecond), haLeaseDuration)
 	}
 	waitFor(t, "the last replica to own every app", func() error { return allOwnedOnce([]*replica{last}) })
 	t.Logf("replica %s took the apps of replica %s %v after it stopped", last.name, leaving.name, time.Since(stopped).Round(100*time.Millisecond))

@@ -110,6 +110,9 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 		LeaderElection:          opts.LeaderElection,
 		LeaderElectionID:        "skiff-controller-leader",
 		LeaderElectionNamespace: opts.Namespace,
+		// The process ends as soon as the manager has stopped, so the
+		// leader may hand its Lease over then rather than let it expire.
+		LeaderElectionReleaseOnCancel: true,
 		LeaseDuration:           durationOrNil(opts.LeaseDuration),
 		RenewDeadline:           durationOrNil(opts.RenewDeadline),
 		RetryPeriod:             durationOrNil(opts.RetryPeriod),
