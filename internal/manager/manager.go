@@ -113,9 +113,9 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 		// The process ends as soon as the manager has stopped, so the
 		// leader may hand its Lease over then rather than let it expire.
 		LeaderElectionReleaseOnCancel: true,
-		LeaseDuration:           durationOrNil(opts.LeaseDuration),
-		RenewDeadline:           durationOrNil(opts.RenewDeadline),
-		RetryPeriod:             durationOrNil(opts.RetryPeriod),
+		LeaseDuration:                 durationOrNil(opts.LeaseDuration),
+		RenewDeadline:                 durationOrNil(opts.RenewDeadline),
+		RetryPeriod:                   durationOrNil(opts.RetryPeriod),
 		Cache: cache.Options{
 			// All namespaces unless namespaced: Rollouts live next to their workloads.
 			DefaultNamespaces: watchedNamespaces(opts),
