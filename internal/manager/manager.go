@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/skiffcd/skiff/internal/argocdcm"
+	"github.com/skiffcd/skiff/internal/render"
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
@@ -327,6 +328,7 @@ func addApplicationController(mgr ctrl.Manager, cfg *rest.Config, opts Options, 
 	repo, err := reposerver.NewInDir(opts.CacheDir, reposerver.Options{
 		Credentials: reposerver.SecretCredentials(config, opts.Namespace),
 		Projects:    reposerver.CachedProjects(mgr.GetCache(), opts.Namespace),
+		Kustomize:   func() render.KustomizeOptions { return settings.Current().Kustomize },
 	})
 	if err != nil {
 		return nil, err
