@@ -8,6 +8,7 @@ package application
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -133,6 +134,8 @@ type Reconciler struct {
 	operateNow comparisonRequests
 	// running holds the cancel of each operation under way, by app.
 	running syncmap.Map[string, context.CancelCauseFunc]
+	// comparing holds the cancel of each comparison under way, by app.
+	comparing syncmap.Map[string, context.CancelCauseFunc]
 }
 
 func (r *Reconciler) now() time.Time {
@@ -364,6 +367,12 @@ func (r *Reconciler) reconcileCompare(ctx context.Context, req ctrl.Request) (ct
 	}
 	// Lost while it ran: its metric series go with it, not back.
 	defer r.forgetSeriesIfLost(req.NamespacedName)
+	// Lost while it ran: the comparison stops and writes nothing (the new
+	// owner compares the app itself).
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	r.comparing.Store(req.Name, cancel)
+	defer r.comparing.Delete(req.Name)
 	app := &v1alpha1.Application{}
 	if err := r.Client.Get(ctx, req.NamespacedName, app); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -414,6 +423,9 @@ func (r *Reconciler) reconcileCompare(ctx context.Context, req ctrl.Request) (ct
 	prevHealth := app.Status.Health.Status
 
 	cmp := r.compare(ctx, app, refresh == v1alpha1.RefreshHard, maxAge, nil)
+	if errors.Is(context.Cause(ctx), errAppMoved) || !r.owns(app.Name) {
+		return ctrl.Result{}, nil
+	}
 	healIn := r.autoSync(app, cmp)
 	delete(app.Annotations, v1alpha1.AnnotationRefresh)
 	if !statusWriteNeeded(orig, app, maxAge > 0, r.now(), r.RefreshPeriod) {
