@@ -41,7 +41,9 @@ func TestAppActions(t *testing.T) {
 	if out, err := runSkiff("login", srv.addr, "--username", "actions-viewer", "--password", "viewer-password", "--insecure-skip-tls-verify", "--config", viewer); err != nil {
 		t.Fatalf("login as viewer: %v\n%s", err, out)
 	}
-	asAdmin := func(args ...string) (string, error) { return runSkiff(append([]string{"app", "--config", admin}, args...)...) }
+	asAdmin := func(args ...string) (string, error) {
+		return runSkiff(append([]string{"app", "--config", admin}, args...)...)
+	}
 	mustAdmin := mustWith(t, asAdmin)
 
 	dest := cluster.Namespace(t)
