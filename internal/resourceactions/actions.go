@@ -243,3 +243,16 @@ func Apply(obj *unstructured.Unstructured, changes []Change) (*unstructured.Unst
 func GroupKind(obj *unstructured.Unstructured) schema.GroupKind {
 	return obj.GroupVersionKind().GroupKind()
 }
+
+// Describe names a resource in messages and Events: "apps/Deployment
+// shop/web", the group and namespace left out when empty.
+func Describe(group, kind, namespace, name string) string {
+	gk := kind
+	if group != "" {
+		gk = group + "/" + kind
+	}
+	if namespace == "" {
+		return gk + " " + name
+	}
+	return gk + " " + namespace + "/" + name
+}

@@ -38,14 +38,7 @@ func resourceQueryOf(q url.Values) resourceQuery {
 }
 
 func (rq resourceQuery) String() string {
-	gk := rq.Kind
-	if rq.Group != "" {
-		gk = rq.Group + "/" + rq.Kind
-	}
-	if rq.Namespace == "" {
-		return gk + " " + rq.ResourceName
-	}
-	return gk + " " + rq.Namespace + "/" + rq.ResourceName
+	return resourceactions.Describe(rq.Group, rq.Kind, rq.Namespace, rq.ResourceName)
 }
 
 // check answers 400 for a query without kind or name, and 404 for an app

@@ -27,14 +27,7 @@ type ResourceRef struct {
 }
 
 func (r ResourceRef) String() string {
-	gk := r.Kind
-	if r.Group != "" {
-		gk = r.Group + "/" + r.Kind
-	}
-	if r.Namespace == "" {
-		return gk + " " + r.Name
-	}
-	return gk + " " + r.Namespace + "/" + r.Name
+	return resourceactions.Describe(r.Group, r.Kind, r.Namespace, r.Name)
 }
 
 // ResourceFilter selects resources as `argocd app actions` flags do; an
