@@ -12,6 +12,8 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
@@ -201,4 +203,56 @@ func (h *harness) getCronJobUID(cj *batchv1.CronJob) string {
 		h.t.Fatal(err)
 	}
 	return string(got.UID)
+}
+
+// labelAction is a custom action set for ConfigMaps, as argocd-cm would
+// define one: touch sets a label.
+type labelAction struct{}
+
+func (labelAction) Discover(obj *unstructured.Unstructured) ([]resourceactions.Action, bool, bool, error) {
+	if obj.GetKind() != "ConfigMap" {
+		return nil, false, false, nil
+	}
+	return []resourceactions.Action{{Name: "touch", DisplayName: "Touch"}}, false, true, nil
+}
+
+func (labelAction) Run(obj *unstructured.Unstructured, _ string, params []resourceactions.Param) ([]resourceactions.Impacted, error) {
+	obj.SetLabels(map[string]string{"touched": params[0].Value})
+	return []resourceactions.Impacted{{Operation: resourceactions.OpPatch, Object: obj}}, nil
+}
+
+// A custom action set plugs into the API without changing it: listed,
+// run with its parameter, and guarded by action//ConfigMap/touch (the
+// core group is empty, as in Argo CD).
+func TestCustomResourceActionsAPI(t *testing.T) {
+	h := startFullServer(t, func(s *Server) { s.CustomActions = labelAction{} })
+	h.addUser("bob", "bob-password")
+	h.setRBAC(map[string]string{"policy.csv": "g, bob, role:readonly\n"})
+	ctx := context.Background()
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: h.ns, Name: "settings"}}
+	if err := h.k8s.Create(ctx, cm); err != nil {
+		t.Fatal(err)
+	}
+	h.createApp("shop", "default", nil, v1alpha1.ApplicationSource{RepoURL: "https://github.com/org/repo", Path: "shop"})
+	h.setResources("shop", v1alpha1.ResourceStatus{Version: "v1", Kind: "ConfigMap", Namespace: h.ns, Name: "settings"})
+	admin, bob := h.login("admin", h.password), h.login("bob", "bob-password")
+	path := actionsPath("", "", "ConfigMap", h.ns, "settings")
+
+	var list struct{ Actions []resourceactions.Action }
+	r := h.do(http.MethodGet, path, bob, nil)
+	r.json(t, &list)
+	if r.status != http.StatusOK || len(list.Actions) != 1 || list.Actions[0].Name != "touch" || list.Actions[0].DisplayName != "Touch" {
+		t.Fatalf("actions of the ConfigMap: %d %s", r.status, r.body)
+	}
+	run := map[string]any{"namespace": h.ns, "resourceName": "settings", "version": "v1", "kind": "ConfigMap", "action": "touch",
+		"resourceActionParameters": []map[string]string{{"name": "by", "value": "admin"}}}
+	r = h.do(http.MethodPost, "/api/v1/applications/shop/resource/actions/v2", bob, run)
+	wantError(t, r, http.StatusForbidden)
+	wantBody(t, r, "action//ConfigMap/touch")
+	if r := h.do(http.MethodPost, "/api/v1/applications/shop/resource/actions/v2", admin, run); r.status != http.StatusOK {
+		t.Fatalf("touch: %d %s", r.status, r.body)
+	}
+	if err := h.k8s.Get(ctx, client.ObjectKeyFromObject(cm), cm); err != nil || cm.Labels["touched"] != "admin" {
+		t.Fatalf("labels after touch %v (%v), want touched=admin", cm.Labels, err)
+	}
 }
