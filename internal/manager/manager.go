@@ -9,6 +9,9 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/skiffcd/skiff/internal/argocdcm"
+	"github.com/skiffcd/skiff/internal/render"
+
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -108,9 +111,12 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 		LeaderElection:          opts.LeaderElection,
 		LeaderElectionID:        "skiff-controller-leader",
 		LeaderElectionNamespace: opts.Namespace,
-		LeaseDuration:           durationOrNil(opts.LeaseDuration),
-		RenewDeadline:           durationOrNil(opts.RenewDeadline),
-		RetryPeriod:             durationOrNil(opts.RetryPeriod),
+		// The process ends as soon as the manager has stopped, so the
+		// leader may hand its Lease over then rather than let it expire.
+		LeaderElectionReleaseOnCancel: true,
+		LeaseDuration:                 durationOrNil(opts.LeaseDuration),
+		RenewDeadline:                 durationOrNil(opts.RenewDeadline),
+		RetryPeriod:                   durationOrNil(opts.RetryPeriod),
 		Cache: cache.Options{
 			// All namespaces unless namespaced: Rollouts live next to their workloads.
 			DefaultNamespaces: watchedNamespaces(opts),
@@ -139,13 +145,17 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 	if err := mgr.Add(registry); err != nil {
 		return err
 	}
+	settings, err := addSettings(mgr, config, events)
+	if err != nil {
+		return err
+	}
 	var shards *shard.Sharder
 	if opts.LeaderElection {
 		if shards, err = addShards(mgr, opts, registry); err != nil {
 			return err
 		}
 	}
-	apps, err := addApplicationController(mgr, cfg, opts, config, registry, events, applications, shards)
+	apps, err := addApplicationController(mgr, cfg, opts, config, registry, settings, events, applications, shards)
 	if err != nil {
 		return err
 	}
@@ -191,6 +201,9 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 	}
 	if err := mgr.Start(ctx); err != nil {
 		return fmt.Errorf("running controller manager: %w", err)
+	}
+	if shards != nil {
+		return releaseShare(shards.Members)
 	}
 	return nil
 }
@@ -285,6 +298,20 @@ func addConfigCache(mgr ctrl.Manager, namespace string) (cache.Cache, error) {
 	return configCache, nil
 }
 
+// addSettings follows argocd-cm's settings on every replica, from the
+// config cache; a version with invalid entries is recorded as a Warning
+// Event on argocd-cm, one per entry, and the rest of it applies.
+func addSettings(mgr ctrl.Manager, config cache.Cache, events *eventrecorder.Sink) (*argocdcm.Source, error) {
+	settings := argocdcm.NewSource(config)
+	recorder := events.Recorder("skiff-application-controller")
+	settings.Invalid = func(cm *corev1.ConfigMap, errs []error) {
+		for _, err := range errs {
+			recorder.Eventf(cm, nil, corev1.EventTypeWarning, "InvalidSettings", "Parse", "%s", err.Error())
+		}
+	}
+	return settings, mgr.Add(settings)
+}
+
 // onEveryReplica is a cache that runs on every replica, leading or not:
 // the API server of each reads its settings from it. A cache limited to
 // namespaces does not say whether it needs the lease, which makes
@@ -297,10 +324,11 @@ func (onEveryReplica) NeedLeaderElection() bool { return false }
 
 // addApplicationController wires the repo server, the cluster cache and the
 // sync engine into the Application controller.
-func addApplicationController(mgr ctrl.Manager, cfg *rest.Config, opts Options, config client.Reader, registry clusters.Registry, events *eventrecorder.Sink, applications *kubeclient.Applications, shards *shard.Sharder) (*application.Reconciler, error) {
+func addApplicationController(mgr ctrl.Manager, cfg *rest.Config, opts Options, config client.Reader, registry clusters.Registry, settings *argocdcm.Source, events *eventrecorder.Sink, applications *kubeclient.Applications, shards *shard.Sharder) (*application.Reconciler, error) {
 	repo, err := reposerver.NewInDir(opts.CacheDir, reposerver.Options{
 		Credentials: reposerver.SecretCredentials(config, opts.Namespace),
 		Projects:    reposerver.CachedProjects(mgr.GetCache(), opts.Namespace),
+		Kustomize:   func() render.KustomizeOptions { return settings.Current().Kustomize },
 	})
 	if err != nil {
 		return nil, err
@@ -313,7 +341,7 @@ func addApplicationController(mgr ctrl.Manager, cfg *rest.Config, opts Options, 
 	if err != nil {
 		return nil, fmt.Errorf("building discovery client: %w", err)
 	}
-	if err := mgr.Add(runnable{onEveryReplica: shards != nil, run: func(ctx context.Context) error {
+	if err := mgr.Add(shard.Runnable{OnEveryReplica: shards != nil, Run: func(ctx context.Context) error {
 		if err := live.Start(ctx); err != nil {
 			return err
 		}
@@ -347,6 +375,7 @@ func addApplicationController(mgr ctrl.Manager, cfg *rest.Config, opts Options, 
 		Namespace:        opts.Namespace,
 		ManagedNamespace: managedNamespace(opts),
 		Clusters:         registry,
+		Settings:         settings,
 		Repo:             repo,
 		Cache:            live,
 		Engine:           newEngine(direct),
