@@ -73,8 +73,10 @@ return {{operation = "create", resource = job}}`}},
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			cat := Catalog{Custom: LuaActions{
-				Scripts: func(gk schema.GroupKind) (Scripts, bool) { return tc.scripts, gk.Kind == object(t, tc.manifest).GetKind() },
-				Runner:  lua.New(lua.Options{Timeout: 200 * time.Millisecond}),
+				Scripts: func(gk schema.GroupKind) (Scripts, bool) {
+					return tc.scripts, gk.Kind == object(t, tc.manifest).GetKind()
+				},
+				Runner: lua.New(lua.Options{Timeout: 200 * time.Millisecond}),
 			}}
 			obj := object(t, tc.manifest)
 			actions, err := cat.List(obj)
