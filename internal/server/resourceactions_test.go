@@ -13,7 +13,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
@@ -205,27 +205,22 @@ func (h *harness) getCronJobUID(cj *batchv1.CronJob) string {
 	return string(got.UID)
 }
 
-// labelAction is a custom action set for ConfigMaps, as argocd-cm would
-// define one: touch sets a label.
-type labelAction struct{}
+// luaTouch is argocd-cm's custom action set of ConfigMaps in Lua: touch
+// labels the ConfigMap with its parameter.
+var luaTouch = resourceactions.LuaActions{Scripts: func(gk schema.GroupKind) (resourceactions.Scripts, bool) {
+	return resourceactions.Scripts{
+		Discovery: `return {touch = {displayName = "Touch", params = {{name = "by"}}}}`,
+		Actions: map[string]string{"touch": `obj.metadata.labels = obj.metadata.labels or {}
+obj.metadata.labels["touched"] = actionParams["by"]
+return obj`},
+	}, gk == schema.GroupKind{Kind: "ConfigMap"}
+}}
 
-func (labelAction) Discover(obj *unstructured.Unstructured) ([]resourceactions.Action, bool, bool, error) {
-	if obj.GetKind() != "ConfigMap" {
-		return nil, false, false, nil
-	}
-	return []resourceactions.Action{{Name: "touch", DisplayName: "Touch"}}, false, true, nil
-}
-
-func (labelAction) Run(obj *unstructured.Unstructured, _ string, params []resourceactions.Param) ([]resourceactions.Impacted, error) {
-	obj.SetLabels(map[string]string{"touched": params[0].Value})
-	return []resourceactions.Impacted{{Operation: resourceactions.OpPatch, Object: obj}}, nil
-}
-
-// A custom action set plugs into the API without changing it: listed,
+// An action defined in Lua plugs into the API without changing it: listed,
 // run with its parameter, and guarded by action//ConfigMap/touch (the
 // core group is empty, as in Argo CD).
-func TestCustomResourceActionsAPI(t *testing.T) {
-	h := startFullServer(t, func(s *Server) { s.CustomActions = labelAction{} })
+func TestLuaResourceActionsAPI(t *testing.T) {
+	h := startFullServer(t, func(s *Server) { s.CustomActions = luaTouch })
 	h.addUser("bob", "bob-password")
 	h.setRBAC(map[string]string{"policy.csv": "g, bob, role:readonly\n"})
 	ctx := context.Background()
