@@ -39,6 +39,7 @@ import (
 	"github.com/skiffcd/skiff/internal/clusters"
 	"github.com/skiffcd/skiff/internal/crdschema"
 	"github.com/skiffcd/skiff/internal/reposerver"
+	"github.com/skiffcd/skiff/internal/resourceactions"
 	"github.com/skiffcd/skiff/internal/server/ui"
 )
 
@@ -106,6 +107,9 @@ type Server struct {
 	// ClusterStates gives /api/v1/clusters the clusters' connection
 	// states; nil leaves them Unknown.
 	ClusterStates clusterops.States
+	// CustomActions are argocd-cm's resource actions; nil means the
+	// built-in ones only.
+	CustomActions resourceactions.Custom
 	// Now is the clock; nil means time.Now.
 	Now     func() time.Time
 	Options Options
@@ -260,6 +264,9 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle("GET /api/v1/applications/{name}/managed-resources", s.authenticated(s.handleManagedResources))
 	mux.Handle("GET /api/v1/applications/{name}/manifests", s.authenticated(s.handleManifests))
 	mux.Handle("GET /api/v1/applications/{name}/resource", s.authenticated(s.handleResource))
+	mux.Handle("GET /api/v1/applications/{name}/resource/actions", s.authenticated(s.handleListResourceActions))
+	mux.Handle("POST /api/v1/applications/{name}/resource/actions", s.authenticated(s.handleRunResourceAction))
+	mux.Handle("POST /api/v1/applications/{name}/resource/actions/v2", s.authenticated(s.handleRunResourceActionV2))
 	mux.Handle("GET /api/v1/applications/{name}/events", s.authenticated(s.handleEvents))
 	mux.Handle("GET /api/v1/stream/applications", s.authenticated(s.handleStreamApplications))
 	mux.Handle("GET /api/v1/stream/rollouts", s.authenticated(s.handleStreamRollouts))
