@@ -126,7 +126,7 @@ func (r *Runner) compile(code string) (*lua.FunctionProto, error) {
 		c.proto, err = lua.Compile(chunk, "script")
 	}
 	if err != nil {
-		c.err = fmt.Errorf("lua: compiling script: %w", err)
+		c.err = fmt.Errorf("lua: compiling script: %s", strings.TrimSpace(err.Error()))
 	}
 	r.mu.Lock()
 	if len(r.compiled) >= maxCompiled {
@@ -135,6 +135,13 @@ func (r *Runner) compile(code string) (*lua.FunctionProto, error) {
 	r.compiled[code] = c
 	r.mu.Unlock()
 	return c.proto, c.err
+}
+
+// Check compiles code, keeping it for later calls, and returns its syntax
+// error if any.
+func (r *Runner) Check(code string) error {
+	_, err := r.compile(code)
+	return err
 }
 
 // outcome carries a call's result from its goroutine.
