@@ -9,9 +9,12 @@ import (
 	"strings"
 
 	"github.com/gobwas/glob"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
 
+	"github.com/skiffcd/skiff/api/v1alpha1"
+	"github.com/skiffcd/skiff/internal/health"
 	"github.com/skiffcd/skiff/internal/lua"
 )
 
@@ -43,6 +46,15 @@ type ResourceSettings struct {
 	// IgnoreResourceUpdatesEnabled is parsed only: Skiff does not skip
 	// reconciliations on ignored updates.
 	IgnoreResourceUpdatesEnabled bool
+
+	// globKeys are the Overrides keys with globs, compiled, in key order.
+	globKeys []globKey
+}
+
+// globKey is an override key with globs in its group or kind.
+type globKey struct {
+	key         string
+	group, kind glob.Glob
 }
 
 // Override is one kind's customization, the fields of Argo CD's
@@ -143,6 +155,7 @@ var shippedExclusions = []FilteredResource{
 func parseResource(data map[string]string, errs []error) (ResourceSettings, []error) {
 	var s ResourceSettings
 	s.Overrides, errs = parseCustomizations(data, errs)
+	s.globKeys = compileGlobKeys(s.Overrides)
 
 	s.Exclusions = slices.Clone(coreExclusions)
 	if v, ok := data[keyExclusions]; ok {
@@ -385,14 +398,54 @@ func parseCompareOptions(v string) (CompareOptions, error) {
 }
 
 // HealthScript returns the health script argocd-cm sets for gk: the exact
-// key's, else the first glob key (in key order) that matches, as Argo CD.
+// key's, else the first glob key (in key order) that matches and has one,
+// as Argo CD.
 func (s ResourceSettings) HealthScript(gk schema.GroupKind) (lua.Script, bool) {
-	for _, key := range s.matchingKeys(gk) {
-		if o := s.Overrides[key]; o.HealthLua != "" {
+	if o := s.Overrides[keyOf(gk)]; o.HealthLua != "" {
+		return lua.Script{Code: o.HealthLua, OpenLibs: o.UseOpenLibs}, true
+	}
+	for _, g := range s.globKeys {
+		if o := s.Overrides[g.key]; o.HealthLua != "" && g.group.Match(gk.Group) && g.kind.Match(gk.Kind) {
 			return lua.Script{Code: o.HealthLua, OpenLibs: o.UseOpenLibs}, true
 		}
 	}
 	return lua.Script{}, false
+}
+
+// CustomHealth judges obj by its kind's health script in argocd-cm, when
+// there is one. A script that fails makes obj Unknown with the error.
+func (s ResourceSettings) CustomHealth(obj *unstructured.Unstructured) (health.Result, bool) {
+	script, ok := s.HealthScript(obj.GroupVersionKind().GroupKind())
+	if !ok {
+		return health.Result{}, false
+	}
+	status, message, err := lua.Health(script, obj)
+	if err != nil {
+		return health.Result{Status: health.Unknown, Message: err.Error()}, true
+	}
+	return health.Result{Status: v1alpha1.HealthStatusCode(status), Message: message}, true
+}
+
+// HealthJudge judges health by the health scripts of the argocd-cm in
+// force at each call, then by the built-in rules. A nil Source has none.
+func (s *Source) HealthJudge() health.Judge {
+	if s == nil {
+		return health.Judge{}
+	}
+	return health.Judge{Custom: func(obj *unstructured.Unstructured) (health.Result, bool) {
+		return s.Current().Resource.CustomHealth(obj)
+	}}
+}
+
+// HealthScriptChanged returns whether a kind is judged by another health
+// script (or none) in next than in prev: the kinds whose cached health a
+// change of argocd-cm makes stale.
+func HealthScriptChanged(prev, next ResourceSettings) func(schema.GroupKind) bool {
+	return func(gk schema.GroupKind) bool {
+		a, _ := prev.HealthScript(gk)
+		b, _ := next.HealthScript(gk)
+		return a != b
+	}
 }
 
 // CustomActions returns the custom actions argocd-cm sets for gk (exact
@@ -480,22 +533,39 @@ func anyGlob(patterns []string, s string) bool {
 // matchingKeys returns the override keys that name gk: the exact key
 // first, then the glob keys in order.
 func (s ResourceSettings) matchingKeys(gk schema.GroupKind) []string {
-	exact := keyOf(gk)
 	var out []string
-	if _, ok := s.Overrides[exact]; ok {
-		out = append(out, exact)
+	if _, ok := s.Overrides[keyOf(gk)]; ok {
+		out = append(out, keyOf(gk))
 	}
-	for _, key := range sortedKeys(s.Overrides) {
-		if key == exact || !strings.ContainsAny(key, "*?[{") {
+	for _, g := range s.globKeys {
+		if g.group.Match(gk.Group) && g.kind.Match(gk.Kind) {
+			out = append(out, g.key)
+		}
+	}
+	return out
+}
+
+// compileGlobKeys compiles the override keys with globs; a key whose glob
+// does not compile matches nothing but its exact kind.
+func compileGlobKeys(overrides map[string]Override) []globKey {
+	var out []globKey
+	for _, key := range sortedKeys(overrides) {
+		if !strings.ContainsAny(key, "*?[{") {
 			continue
 		}
 		group, kind, ok := strings.Cut(key, "/")
 		if !ok {
 			group, kind = "", key
 		}
-		if globMatch(group, gk.Group) && globMatch(kind, gk.Kind) {
-			out = append(out, key)
+		g, err := glob.Compile(group)
+		if err != nil {
+			continue
 		}
+		k, err := glob.Compile(kind)
+		if err != nil {
+			continue
+		}
+		out = append(out, globKey{key: key, group: g, kind: k})
 	}
 	return out
 }

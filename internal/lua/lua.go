@@ -69,6 +69,8 @@ const (
 	// hangGrace is how long past its timeout a call stuck in a library
 	// function is waited for before it is abandoned.
 	hangGrace = 250 * time.Millisecond
+	// timeoutCooldown is how long a script that ran out of time is refused.
+	timeoutCooldown = 30 * time.Second
 	// maxCompiled bounds the compiled-script cache; it is emptied when full,
 	// which only costs recompiling the scripts in use.
 	maxCompiled = 512
@@ -89,6 +91,10 @@ type Runner struct {
 	mu       sync.Mutex
 	compiled map[string]compiled
 	hung     map[string]bool
+	// timedOut is when each script last ran out of time: it is refused
+	// for timeoutCooldown after, so that a script that loops on every
+	// object of a kind costs one timeout, not one per object.
+	timedOut map[string]time.Time
 
 	// extend, for tests, adds Go functions to every state.
 	extend func(*lua.LState)
@@ -107,7 +113,7 @@ func New(opts Options) *Runner {
 	if opts.MemoryLimit == 0 {
 		opts.MemoryLimit = defaultMemoryLimit
 	}
-	return &Runner{opts: opts, compiled: map[string]compiled{}, hung: map[string]bool{}}
+	return &Runner{opts: opts, compiled: map[string]compiled{}, hung: map[string]bool{}, timedOut: map[string]time.Time{}}
 }
 
 // Default is the Runner the package-level functions use.
@@ -163,20 +169,30 @@ func run[T any](r *Runner, s Script, setup func(*lua.LState), decode func(*lua.L
 	}
 	r.mu.Lock()
 	hung := r.hung[s.Code]
+	last, timedOut := r.timedOut[s.Code]
 	r.mu.Unlock()
 	if hung {
 		return zero, fmt.Errorf("lua: %w", ErrHung)
+	}
+	if timedOut && time.Since(last) < timeoutCooldown {
+		return zero, fmt.Errorf("lua: script stopped after %s: %w (at %s; it is not run again before %s)",
+			r.opts.Timeout, ErrTimeout, last.UTC().Format(time.TimeOnly), last.Add(timeoutCooldown).UTC().Format(time.TimeOnly))
 	}
 	res := call(r, proto, s.OpenLibs, setup, decode)
 	if errors.Is(res.err, ErrMemory) {
 		// Another call's allocations may have been charged to this one.
 		res = call(r, proto, s.OpenLibs, setup, decode)
 	}
-	if res.hung {
-		r.mu.Lock()
+	r.mu.Lock()
+	switch {
+	case res.hung:
 		r.hung[s.Code] = true
-		r.mu.Unlock()
+	case errors.Is(res.err, ErrTimeout):
+		r.timedOut[s.Code] = time.Now()
+	default:
+		delete(r.timedOut, s.Code)
 	}
+	r.mu.Unlock()
 	return res.val, res.err
 }
 

@@ -330,3 +330,19 @@ func TestRunAction(t *testing.T) {
 		})
 	}
 }
+
+func TestAScriptThatRanOutOfTimeIsNotRunAgainForAWhile(t *testing.T) {
+	r := New(Options{Timeout: 100 * time.Millisecond})
+	loop := Script{Code: `while true do end`}
+	if _, _, err := r.Health(loop, widget()); !errors.Is(err, ErrTimeout) {
+		t.Fatalf("first call: err = %v, want %v", err, ErrTimeout)
+	}
+	start := time.Now()
+	_, _, err := r.Health(loop, widget())
+	if !errors.Is(err, ErrTimeout) || !strings.Contains(err.Error(), "not run again before") {
+		t.Fatalf("second call: err = %v, want the earlier timeout", err)
+	}
+	if took := time.Since(start); took >= 100*time.Millisecond {
+		t.Fatalf("second call ran for %s, want it refused at once", took)
+	}
+}
