@@ -325,7 +325,11 @@ func addApplicationController(mgr ctrl.Manager, cfg *rest.Config, opts Options, 
 	if err != nil {
 		return nil, err
 	}
-	live, err := clustercache.New(cfg, clustercache.Options{Health: health.StatusText, Namespaces: localCacheNamespaces(opts)})
+	// Health scripts of argocd-cm judge as the built-in rules wherever
+	// health is judged: the caches' stored health, comparisons, syncs' waves
+	// and the API's tree.
+	judge := settings.HealthJudge()
+	live, err := clustercache.New(cfg, clustercache.Options{Health: judge.StatusText, Namespaces: localCacheNamespaces(opts)})
 	if err != nil {
 		return nil, err
 	}
@@ -370,8 +374,8 @@ func addApplicationController(mgr ctrl.Manager, cfg *rest.Config, opts Options, 
 		Settings:         settings,
 		Repo:             repo,
 		Cache:            live,
-		Engine:           newEngine(direct),
-		Connect:          connectCluster(mgr, opts),
+		Engine:           newEngine(direct, judge),
+		Connect:          connectCluster(mgr, opts, judge),
 		Recorder:         events.Recorder("skiff-application-controller"),
 		RefreshPeriod:    opts.RefreshPeriod,
 		CompareWorkers:   opts.CompareWorkers,
@@ -385,9 +389,9 @@ func addApplicationController(mgr ctrl.Manager, cfg *rest.Config, opts Options, 
 
 // newEngine is a sync engine writing through c, which asks every object's
 // scope once (see kubeclient).
-func newEngine(c client.Client) *syncengine.Engine {
+func newEngine(c client.Client, judge health.Judge) *syncengine.Engine {
 	return &syncengine.Engine{Client: kubeclient.NewScopeMemo(c), Health: func(u *unstructured.Unstructured) (v1alpha1.HealthStatusCode, string) {
-		res := health.Assess(u)
+		res := judge.Assess(u)
 		return res.Status, res.Message
 	}}
 }
@@ -395,10 +399,10 @@ func newEngine(c client.Client) *syncengine.Engine {
 // connectCluster builds the watch cache and the sync engine of a
 // registered cluster as those of the local one, with the client limits of
 // Skiff's own; its kinds are discovered from it, lazily.
-func connectCluster(mgr ctrl.Manager, opts Options) application.Connector {
+func connectCluster(mgr ctrl.Manager, opts Options, judge health.Judge) application.Connector {
 	return func(c clusters.Cluster, cfg *rest.Config) (*clustercache.Cache, *syncengine.Engine, error) {
 		cfg = clientConfig(cfg, opts)
-		live, err := clustercache.New(cfg, application.CacheOptions(c, clustercache.Options{Health: health.StatusText}))
+		live, err := clustercache.New(cfg, application.CacheOptions(c, clustercache.Options{Health: judge.StatusText}))
 		if err != nil {
 			return nil, nil, err
 		}
@@ -406,7 +410,7 @@ func connectCluster(mgr ctrl.Manager, opts Options) application.Connector {
 		if err != nil {
 			return nil, nil, fmt.Errorf("building the sync client: %w", err)
 		}
-		return live, newEngine(direct), nil
+		return live, newEngine(direct, judge), nil
 	}
 }
 
@@ -448,6 +452,7 @@ func addAPIServer(mgr ctrl.Manager, opts Options, apps *application.Reconciler, 
 		Informers:   mgr.GetCache(),
 		Clusters:    apps.Clusters,
 		Options:     opts.API,
+		Health:      apps.Settings.HealthJudge(),
 		Log:         slog.New(logr.ToSlogHandler(mgr.GetLogger().WithName("api-server"))),
 	}
 	srv.ClusterStates = electedStates{elected: mgr.Elected(), local: apps}

@@ -38,6 +38,7 @@ import (
 	"github.com/skiffcd/skiff/internal/clusterops"
 	"github.com/skiffcd/skiff/internal/clusters"
 	"github.com/skiffcd/skiff/internal/crdschema"
+	"github.com/skiffcd/skiff/internal/health"
 	"github.com/skiffcd/skiff/internal/reposerver"
 	"github.com/skiffcd/skiff/internal/server/ui"
 )
@@ -106,6 +107,10 @@ type Server struct {
 	// ClusterStates gives /api/v1/clusters the clusters' connection
 	// states; nil leaves them Unknown.
 	ClusterStates clusterops.States
+	// Health judges the resource tree's nodes; the zero Judge applies
+	// the built-in rules only (argocd-cm's health scripts come from
+	// argocdcm.Source.HealthJudge).
+	Health health.Judge
 	// Now is the clock; nil means time.Now.
 	Now     func() time.Time
 	Options Options
