@@ -49,6 +49,8 @@ type ResourceSettings struct {
 
 	// globKeys are the Overrides keys with globs, compiled, in key order.
 	globKeys []globKey
+	// ignoreRules are IgnoreRules' answer, made once.
+	ignoreRules []v1alpha1.ResourceIgnoreDifferences
 }
 
 // globKey is an override key with globs in its group or kind.
@@ -180,6 +182,7 @@ func parseResource(data map[string]string, errs []error) (ResourceSettings, []er
 	if err != nil {
 		errs = append(errs, fmt.Errorf("%s: %w", keyCompareOptions, err))
 	}
+	s.ignoreRules = ignoreRules(s.Overrides, s.CompareOptions)
 
 	switch v := strings.TrimSpace(data[keyRespectRBAC]); v {
 	case "":
@@ -463,25 +466,52 @@ func (s ResourceSettings) UseOpenLibs(gk schema.GroupKind) bool {
 	return s.Overrides[keyOf(gk)].UseOpenLibs
 }
 
-// IgnoreDifferences returns the ignoreDifferences argocd-cm sets for gk
-// from every key that matches it (exact and globs, "all" included) and
-// from resource.compareoptions' ignoreResourceStatusField, as Argo CD's
-// normalizer does.
-func (s ResourceSettings) IgnoreDifferences(gk schema.GroupKind) []IgnoreDiff {
-	var out []IgnoreDiff
-	for _, key := range s.matchingKeys(gk) {
-		if d := s.Overrides[key].IgnoreDifferences; !d.empty() {
-			out = append(out, d)
+// IgnoreDifferences returns the rules of IgnoreRules that apply to gk.
+func (s ResourceSettings) IgnoreDifferences(gk schema.GroupKind) []v1alpha1.ResourceIgnoreDifferences {
+	var out []v1alpha1.ResourceIgnoreDifferences
+	for _, r := range s.ignoreRules {
+		if globMatch(r.Group, gk.Group) && globMatch(r.Kind, gk.Kind) {
+			out = append(out, r)
 		}
 	}
-	crd := gk == schema.GroupKind{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition"}
-	switch s.CompareOptions.IgnoreResourceStatusField {
-	case StatusAll:
-		out = append(out, IgnoreDiff{JSONPointers: []string{"/status"}})
-	case StatusCRD, "":
-		if crd {
-			out = append(out, IgnoreDiff{JSONPointers: []string{"/status", "/spec/preserveUnknownFields"}})
+	return out
+}
+
+// IgnoreRules returns argocd-cm's ignoreDifferences as rules of an app's
+// spec.ignoreDifferences (group and kind may be globs), to be added to
+// every app's: each key's, then what resource.compareoptions ignores.
+func (s ResourceSettings) IgnoreRules() []v1alpha1.ResourceIgnoreDifferences {
+	return s.ignoreRules
+}
+
+// aggregatedRules leaves out the rules of a ClusterRole with an
+// aggregationRule, which the API server fills in (ignoreAggregatedRoles).
+const aggregatedRules = `select(.aggregationRule != null) | .rules`
+
+func ignoreRules(overrides map[string]Override, opts CompareOptions) []v1alpha1.ResourceIgnoreDifferences {
+	var out []v1alpha1.ResourceIgnoreDifferences
+	for _, key := range sortedKeys(overrides) {
+		d := overrides[key].IgnoreDifferences
+		if d.empty() {
+			continue
 		}
+		group, kind, ok := strings.Cut(key, "/")
+		if !ok {
+			group, kind = "", key
+		}
+		out = append(out, v1alpha1.ResourceIgnoreDifferences{Group: group, Kind: kind,
+			JSONPointers: d.JSONPointers, JQPathExpressions: d.JQPathExpressions, ManagedFieldsManagers: d.ManagedFieldsManagers})
+	}
+	switch opts.IgnoreResourceStatusField {
+	case StatusAll:
+		out = append(out, v1alpha1.ResourceIgnoreDifferences{Group: "*", Kind: "*", JSONPointers: []string{"/status"}})
+	case StatusCRD, "":
+		out = append(out, v1alpha1.ResourceIgnoreDifferences{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition",
+			JSONPointers: []string{"/status", "/spec/preserveUnknownFields"}})
+	}
+	if opts.IgnoreAggregatedRoles {
+		out = append(out, v1alpha1.ResourceIgnoreDifferences{Group: "rbac.authorization.k8s.io", Kind: "ClusterRole",
+			JQPathExpressions: []string{aggregatedRules}})
 	}
 	return out
 }

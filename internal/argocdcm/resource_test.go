@@ -51,7 +51,7 @@ cert-manager.io/Certificate:
 				if !ok || a.DiscoveryLua != "return {}" || len(a.Definitions) != 1 || a.Definitions[0].Name != "renew" {
 					t.Fatalf("CustomActions = %+v, %v", a, ok)
 				}
-				if got := s.IgnoreDifferences(certificate); !reflect.DeepEqual(got, []IgnoreDiff{{JSONPointers: []string{"/spec/duration"}}}) {
+				if got := s.IgnoreDifferences(certificate); len(got) != 1 || !reflect.DeepEqual(got[0].JSONPointers, []string{"/spec/duration"}) {
 					t.Fatalf("IgnoreDifferences = %+v", got)
 				}
 				if f := s.Overrides["cert-manager.io/Certificate"].KnownTypeFields; len(f) != 1 || f[0].Type != "core/v1/PodSpec" {
@@ -238,8 +238,9 @@ func TestParseResourceFiltersAndOptions(t *testing.T) {
 		"compare options: status of all kinds, aggregated roles": {
 			data: map[string]string{"resource.compareoptions": "ignoreAggregatedRoles: true\nignoreResourceStatusField: all\n"},
 			check: func(t *testing.T, s ResourceSettings) {
-				if !s.CompareOptions.IgnoreAggregatedRoles {
-					t.Errorf("ignoreAggregatedRoles not read")
+				roles := s.IgnoreDifferences(schema.GroupKind{Group: "rbac.authorization.k8s.io", Kind: "ClusterRole"})
+				if !s.CompareOptions.IgnoreAggregatedRoles || len(roles) != 2 || roles[1].JQPathExpressions[0] != aggregatedRules {
+					t.Errorf("ignoreAggregatedRoles: ClusterRole rules = %+v, want /status and the aggregated rules", roles)
 				}
 				if got := s.IgnoreDifferences(deployment); len(got) != 1 || got[0].JSONPointers[0] != "/status" {
 					t.Errorf("Deployment IgnoreDifferences = %+v, want /status", got)

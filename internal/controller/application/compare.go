@@ -172,7 +172,9 @@ func (r *Reconciler) resourceStatuses(ctx context.Context, cache *clustercache.C
 	sync := v1alpha1.SyncStatusCodeSynced
 	var out []v1alpha1.ResourceStatus
 	seen := map[clustercache.ResourceKey]bool{}
-	judge := health.Judge{Custom: r.settings().Resource.CustomHealth}
+	settings := r.settings()
+	judge := health.Judge{Custom: settings.Resource.CustomHealth}
+	ignore := ignoreDifferences(app, settings)
 	for i, d := range desired {
 		key := keys[i]
 		seen[key] = true
@@ -184,7 +186,7 @@ func (r *Reconciler) resourceStatuses(ctx context.Context, cache *clustercache.C
 		rs := resourceStatus(d)
 		modified := false
 		if err == nil {
-			modified, err = r.diffs.Modified(app.Name, key.String(), d, liveObj, diff.Options{IgnoreDifferences: app.Spec.IgnoreDifferences, Schemas: r.Schemas})
+			modified, err = r.diffs.Modified(app.Name, key.String(), d, liveObj, diff.Options{IgnoreDifferences: ignore, Schemas: r.Schemas})
 		}
 		switch {
 		case err != nil:

@@ -1,6 +1,9 @@
 package application
 
 import (
+	"slices"
+
+	"github.com/skiffcd/skiff/api/v1alpha1"
 	"github.com/skiffcd/skiff/internal/argocdcm"
 	"github.com/skiffcd/skiff/internal/clustercache"
 )
@@ -34,6 +37,12 @@ func (r *Reconciler) settings() *argocdcm.Settings {
 		return defaultSettings
 	}
 	return r.Settings.Current()
+}
+
+// ignoreDifferences returns app's ignoreDifferences and argocd-cm's,
+// which apply to every app.
+func ignoreDifferences(app *v1alpha1.Application, settings *argocdcm.Settings) []v1alpha1.ResourceIgnoreDifferences {
+	return append(slices.Clip(app.Spec.IgnoreDifferences), settings.Resource.IgnoreRules()...)
 }
 
 // caches returns the local watch cache and those of the registered
