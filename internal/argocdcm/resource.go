@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -536,6 +537,24 @@ func (s ResourceSettings) Excluded(group, kind, cluster string) bool {
 		}
 	}
 	return false
+}
+
+// FiltersChanged reports whether next excludes or includes other kinds
+// than prev: the watch caches must then be told (Reexclude).
+func FiltersChanged(prev, next ResourceSettings) bool {
+	return !reflect.DeepEqual(prev.Exclusions, next.Exclusions) || !reflect.DeepEqual(prev.Inclusions, next.Inclusions)
+}
+
+// ExcludedIn returns whether argocd-cm in force at each call excludes a
+// kind on server (a cluster's API server URL), for a watch cache's
+// Options.Excluded. A nil Source excludes nothing more.
+func (s *Source) ExcludedIn(server string) func(schema.GroupKind) bool {
+	if s == nil {
+		return nil
+	}
+	return func(gk schema.GroupKind) bool {
+		return s.Current().Resource.Excluded(gk.Group, gk.Kind, server)
+	}
 }
 
 // Match reports whether the entry covers the kind in cluster.

@@ -3,11 +3,17 @@ package clustercache
 import (
 	"strconv"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 func (c *Cache) upsert(s *stored) {
 	c.mu.Lock()
+	if c.dropped[schema.GroupKind{Group: s.key.Group, Kind: s.key.Kind}] {
+		c.mu.Unlock()
+		return
+	}
 	old, changed := c.storeLocked(s)
 	if !changed {
 		c.shareLocked(s)

@@ -329,7 +329,8 @@ func addApplicationController(mgr ctrl.Manager, cfg *rest.Config, opts Options, 
 	// health is judged: the caches' stored health, comparisons, syncs' waves
 	// and the API's tree.
 	judge := settings.HealthJudge()
-	live, err := clustercache.New(cfg, clustercache.Options{Health: judge.StatusText, Namespaces: localCacheNamespaces(opts)})
+	live, err := clustercache.New(cfg, clustercache.Options{Health: judge.StatusText, Namespaces: localCacheNamespaces(opts),
+		Excluded: settings.ExcludedIn(clusters.InClusterServer)})
 	if err != nil {
 		return nil, err
 	}
@@ -375,7 +376,7 @@ func addApplicationController(mgr ctrl.Manager, cfg *rest.Config, opts Options, 
 		Repo:             repo,
 		Cache:            live,
 		Engine:           newEngine(direct, judge),
-		Connect:          connectCluster(mgr, opts, judge),
+		Connect:          connectCluster(mgr, opts, settings),
 		Recorder:         events.Recorder("skiff-application-controller"),
 		RefreshPeriod:    opts.RefreshPeriod,
 		CompareWorkers:   opts.CompareWorkers,
@@ -399,10 +400,11 @@ func newEngine(c client.Client, judge health.Judge) *syncengine.Engine {
 // connectCluster builds the watch cache and the sync engine of a
 // registered cluster as those of the local one, with the client limits of
 // Skiff's own; its kinds are discovered from it, lazily.
-func connectCluster(mgr ctrl.Manager, opts Options, judge health.Judge) application.Connector {
+func connectCluster(mgr ctrl.Manager, opts Options, settings *argocdcm.Source) application.Connector {
+	judge := settings.HealthJudge()
 	return func(c clusters.Cluster, cfg *rest.Config) (*clustercache.Cache, *syncengine.Engine, error) {
 		cfg = clientConfig(cfg, opts)
-		live, err := clustercache.New(cfg, application.CacheOptions(c, clustercache.Options{Health: judge.StatusText}))
+		live, err := clustercache.New(cfg, application.CacheOptions(c, clustercache.Options{Health: judge.StatusText, Excluded: settings.ExcludedIn(c.Server)}))
 		if err != nil {
 			return nil, nil, err
 		}

@@ -95,6 +95,8 @@ func (r *Reconciler) compare(ctx context.Context, app *v1alpha1.Application, har
 	app.Status.SourceTypes, app.Status.SourceType = sourceTypes(app)
 
 	desired := appops.DefaultNamespaces(resp.Manifests, app.Spec.Destination.Namespace, tgt.isNamespaced)
+	desired, excluded := withoutExcluded(desired, r.settings(), cluster.Server)
+	conds.set(v1alpha1.ApplicationConditionExcludedResourceWarning, excluded)
 	if violations := projectViolations(proj, app, desired, cluster, r.ManagedNamespace); violations != "" {
 		conds.set(v1alpha1.ApplicationConditionInvalidSpecError, violations)
 	}

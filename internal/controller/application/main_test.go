@@ -16,6 +16,7 @@ import (
 	"github.com/skiffcd/skiff/api/v1alpha1"
 	"github.com/skiffcd/skiff/internal/argocdcm"
 	"github.com/skiffcd/skiff/internal/clustercache"
+	"github.com/skiffcd/skiff/internal/clusters"
 	"github.com/skiffcd/skiff/internal/kubeclient"
 	"github.com/skiffcd/skiff/internal/reposerver"
 	"github.com/skiffcd/skiff/internal/syncengine"
@@ -81,7 +82,7 @@ func startReconcilerWithSettings(t *testing.T, ns string, period time.Duration, 
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	live, err := clustercache.New(cluster.Config, clustercache.Options{Health: judge.StatusText})
+	live, err := clustercache.New(cluster.Config, clustercache.Options{Health: judge.StatusText, Excluded: settings.ExcludedIn(clusters.InClusterServer)})
 	if err != nil {
 		t.Fatal(err)
 	}

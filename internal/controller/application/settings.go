@@ -1,7 +1,11 @@
 package application
 
 import (
+	"fmt"
 	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
 	"github.com/skiffcd/skiff/internal/argocdcm"
@@ -20,8 +24,12 @@ func (r *Reconciler) followSettings() {
 	prev := r.Settings.Current()
 	r.Settings.Subscribe(func(next *argocdcm.Settings) {
 		stale := argocdcm.HealthScriptChanged(prev.Resource, next.Resource)
+		filters := argocdcm.FiltersChanged(prev.Resource, next.Resource)
 		prev = next
 		for _, c := range r.caches() {
+			if filters {
+				c.Reexclude()
+			}
 			c.Rejudge(stale)
 		}
 	})
@@ -43,6 +51,23 @@ func (r *Reconciler) settings() *argocdcm.Settings {
 // which apply to every app.
 func ignoreDifferences(app *v1alpha1.Application, settings *argocdcm.Settings) []v1alpha1.ResourceIgnoreDifferences {
 	return append(slices.Clip(app.Spec.IgnoreDifferences), settings.Resource.IgnoreRules()...)
+}
+
+// withoutExcluded leaves out the desired objects of the kinds argocd-cm
+// excludes on server, as Argo CD does, and names them for the app's
+// ExcludedResourceWarning ("" when none).
+func withoutExcluded(desired []*unstructured.Unstructured, settings *argocdcm.Settings, server string) ([]*unstructured.Unstructured, string) {
+	kept := desired[:0:0]
+	var excluded []string
+	for _, d := range desired {
+		gvk := d.GroupVersionKind()
+		if settings.Resource.Excluded(gvk.Group, gvk.Kind, server) {
+			excluded = append(excluded, fmt.Sprintf("Resource %s/%s %s is excluded in the settings", gvk.Group, gvk.Kind, d.GetName()))
+			continue
+		}
+		kept = append(kept, d)
+	}
+	return kept, strings.Join(excluded, "; ")
 }
 
 // caches returns the local watch cache and those of the registered
