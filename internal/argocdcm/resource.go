@@ -579,21 +579,6 @@ func anyGlob(patterns []string, s string) bool {
 	return false
 }
 
-// matchingKeys returns the override keys that name gk: the exact key
-// first, then the glob keys in order.
-func (s ResourceSettings) matchingKeys(gk schema.GroupKind) []string {
-	var out []string
-	if _, ok := s.Overrides[keyOf(gk)]; ok {
-		out = append(out, keyOf(gk))
-	}
-	for _, g := range s.globKeys {
-		if g.group.Match(gk.Group) && g.kind.Match(gk.Kind) {
-			out = append(out, g.key)
-		}
-	}
-	return out
-}
-
 // compileGlobKeys compiles the override keys with globs; a key whose glob
 // does not compile matches nothing but its exact kind.
 func compileGlobKeys(overrides map[string]Override) []globKey {

@@ -19,11 +19,7 @@ var (
 )
 
 func TestParseResourceCustomizations(t *testing.T) {
-	tests := map[string]struct {
-		data    map[string]string
-		check   func(t *testing.T, s ResourceSettings)
-		wantErr []string // one substring per expected error, in order
-	}{
+	runParseCases(t, map[string]parseCase{
 		"the whole form sets health, open libs, actions, ignoreDifferences and knownTypeFields": {
 			data: map[string]string{"resource.customizations": `
 cert-manager.io/Certificate:
@@ -154,31 +150,11 @@ Pod:
 				}
 			},
 		},
-	}
-	for name, tt := range tests {
-		t.Run(name, func(t *testing.T) {
-			s, errs := Parse(tt.data)
-			if len(errs) != len(tt.wantErr) {
-				t.Fatalf("got %d errors, want %d: %v", len(errs), len(tt.wantErr), errs)
-			}
-			for i, want := range tt.wantErr {
-				if !strings.Contains(errs[i].Error(), want) {
-					t.Errorf("error %d = %q, want one containing %q", i, errs[i], want)
-				}
-			}
-			if tt.check != nil {
-				tt.check(t, s.Resource)
-			}
-		})
-	}
+	})
 }
 
 func TestParseResourceFiltersAndOptions(t *testing.T) {
-	tests := map[string]struct {
-		data    map[string]string
-		check   func(t *testing.T, s ResourceSettings)
-		wantErr []string
-	}{
+	runParseCases(t, map[string]parseCase{
 		"no keys: Argo CD's core and shipped exclusions, status ignored on CRDs only": {
 			check: func(t *testing.T, s ResourceSettings) {
 				for _, gk := range []schema.GroupKind{{Kind: "Event"}, {Kind: "Endpoints"}, {Group: "coordination.k8s.io", Kind: "Lease"}, {Group: "cert-manager.io", Kind: "CertificateRequest"}} {
@@ -277,7 +253,19 @@ func TestParseResourceFiltersAndOptions(t *testing.T) {
 				}
 			},
 		},
-	}
+	})
+}
+
+// parseCase is Parse's input and what to check of its outcome: wantErr
+// holds one substring per expected error, in order.
+type parseCase struct {
+	data    map[string]string
+	check   func(t *testing.T, s ResourceSettings)
+	wantErr []string
+}
+
+func runParseCases(t *testing.T, tests map[string]parseCase) {
+	t.Helper()
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
 			s, errs := Parse(tt.data)
@@ -289,7 +277,9 @@ func TestParseResourceFiltersAndOptions(t *testing.T) {
 					t.Errorf("error %d = %q, want one containing %q", i, errs[i], want)
 				}
 			}
-			tt.check(t, s.Resource)
+			if tt.check != nil {
+				tt.check(t, s.Resource)
+			}
 		})
 	}
 }
