@@ -455,7 +455,10 @@ func addAPIServer(mgr ctrl.Manager, opts Options, apps *application.Reconciler, 
 		Clusters:    apps.Clusters,
 		Options:     opts.API,
 		Health:      apps.Settings.HealthJudge(),
-		Log:         slog.New(logr.ToSlogHandler(mgr.GetLogger().WithName("api-server"))),
+		IgnoreDifferences: func() []v1alpha1.ResourceIgnoreDifferences {
+			return apps.Settings.Current().Resource.IgnoreRules()
+		},
+		Log: slog.New(logr.ToSlogHandler(mgr.GetLogger().WithName("api-server"))),
 	}
 	srv.ClusterStates = electedStates{elected: mgr.Elected(), local: apps}
 	if shards != nil {

@@ -35,6 +35,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/skiffcd/skiff/api/v1alpha1"
 	"github.com/skiffcd/skiff/internal/clusterops"
 	"github.com/skiffcd/skiff/internal/clusters"
 	"github.com/skiffcd/skiff/internal/crdschema"
@@ -111,6 +112,9 @@ type Server struct {
 	// the built-in rules only (argocd-cm's health scripts come from
 	// argocdcm.Source.HealthJudge).
 	Health health.Judge
+	// IgnoreDifferences, when set, returns the rules the diffs add to every
+	// app's spec.ignoreDifferences (argocd-cm's), as the controller does.
+	IgnoreDifferences func() []v1alpha1.ResourceIgnoreDifferences
 	// Now is the clock; nil means time.Now.
 	Now     func() time.Time
 	Options Options
