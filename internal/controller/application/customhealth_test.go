@@ -60,16 +60,19 @@ func TestArgoCDConfigMapHealthScriptsJudgeCustomResources(t *testing.T) {
 	testwait.Eventually(t, "the gate to be applied", func() error {
 		return c.Get(ctx, client.ObjectKey{Namespace: dest, Name: "gate"}, gate)
 	})
-	waitApp(t, c, key, "the sync to wait on the Progressing gate", func(a *v1alpha1.Application) bool {
-		return gateHealth(a).Status == v1alpha1.HealthStatusProgressing && gateHealth(a).Message == "Waiting for the gate to open" &&
-			a.Status.OperationState != nil && a.Status.OperationState.Phase == v1alpha1.OperationRunning
-	})
+	running := func(a *v1alpha1.Application) bool {
+		return a.Status.OperationState != nil && a.Status.OperationState.Phase == v1alpha1.OperationRunning
+	}
+	waitApp(t, c, key, "the sync to run", running)
 	// The wave stays shut: by the built-in rules a Gate without
 	// conditions would be Healthy and the ConfigMap applied at once.
-	time.Sleep(2 * time.Second)
+	// (Comparisons wait for the operation, so status.resources may not
+	// show the gate yet.)
+	time.Sleep(3 * time.Second)
 	if configMapExists(t, c, dest, "after") {
 		t.Fatalf("wave 1 was applied while the gate of wave 0 was Progressing")
 	}
+	waitApp(t, c, key, "the sync still running", running)
 
 	setPhase := func(phase string) {
 		t.Helper()
