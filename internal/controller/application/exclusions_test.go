@@ -76,8 +76,8 @@ func TestArgoCDConfigMapExclusionsRemoveAKindFromTheCacheAndApps(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitApp(t, c, key, "a sync to succeed", func(a *v1alpha1.Application) bool {
-		return a.Operation == nil && a.Status.OperationState != nil && a.Status.OperationState.Phase == v1alpha1.OperationSucceeded &&
-			a.Status.OperationState.StartedAt.After(app.CreationTimestamp.Time)
+		return a.Operation == nil && len(a.Status.History) == 2 && a.Status.OperationState != nil &&
+			a.Status.OperationState.Phase == v1alpha1.OperationSucceeded
 	})
 	gate := &unstructured.Unstructured{}
 	gate.SetGroupVersionKind(gateKind.WithVersion("v1"))
