@@ -14,8 +14,8 @@
 //     instruction. A call stuck inside one library function (a pathological
 //     string pattern) cannot be interrupted: the caller gets the timeout error
 //     once Timeout plus a grace period has passed, the call's goroutine is
-//     left to finish on its own, and that script is refused from then on
-//     (ErrHung) so that one bad script burns at most one goroutine.
+//     left to finish on its own, and that script is refused (ErrHung) until
+//     it does, so that one bad script burns at most one goroutine.
 //   - memory: Options.MemoryLimit (64 MiB). gopher-lua has no allocator hook,
 //     so a watchdog samples the process heap (runtime/metrics, no
 //     stop-the-world) every few milliseconds while calls run. When the heap
@@ -68,7 +68,7 @@ const (
 	defaultMemoryLimit = 64 << 20
 	// hangGrace is how long past its timeout a call stuck in a library
 	// function is waited for before it is abandoned.
-	hangGrace = 250 * time.Millisecond
+	hangGrace = time.Second
 	// timeoutCooldown is how long a script that ran out of time is refused.
 	timeoutCooldown = 30 * time.Second
 	// maxCompiled bounds the compiled-script cache; it is emptied when full,
@@ -81,7 +81,7 @@ const (
 var (
 	ErrTimeout = errors.New("time limit exceeded")
 	ErrMemory  = errors.New("memory limit exceeded")
-	ErrHung    = errors.New("script refused: an earlier call of it got stuck in a library function")
+	ErrHung    = errors.New("script refused while an earlier call of it is stuck in a library function")
 )
 
 // Runner runs scripts under its Options, caching their compiled form.
@@ -154,8 +154,10 @@ func (r *Runner) Check(code string) error {
 type outcome[T any] struct {
 	val T
 	err error
-	// hung: the call was abandoned inside a library function.
-	hung bool
+	// hung: the call was abandoned inside a library function; finished
+	// tells when it ends after all.
+	hung     bool
+	finished <-chan outcome[T]
 }
 
 // run executes s with setup's globals on a fresh state and decodes the
@@ -172,7 +174,7 @@ func run[T any](r *Runner, s Script, setup func(*lua.LState), decode func(*lua.L
 	last, timedOut := r.timedOut[s.Code]
 	r.mu.Unlock()
 	if hung {
-		return zero, fmt.Errorf("lua: %w", ErrHung)
+		return zero, fmt.Errorf("lua: script stopped after %s: %w: %w", r.opts.Timeout, ErrTimeout, ErrHung)
 	}
 	if timedOut && time.Since(last) < timeoutCooldown {
 		return zero, fmt.Errorf("lua: script stopped after %s: %w (at %s; it is not run again before %s)",
@@ -187,6 +189,15 @@ func run[T any](r *Runner, s Script, setup func(*lua.LState), decode func(*lua.L
 	switch {
 	case res.hung:
 		r.hung[s.Code] = true
+		go func() {
+			// Refused only while stuck: a loaded machine may merely have
+			// been slow to schedule it.
+			<-res.finished
+			r.mu.Lock()
+			delete(r.hung, s.Code)
+			r.timedOut[s.Code] = time.Now()
+			r.mu.Unlock()
+		}()
 	case errors.Is(res.err, ErrTimeout):
 		r.timedOut[s.Code] = time.Now()
 	default:
@@ -216,7 +227,7 @@ func call[T any](r *Runner, proto *lua.FunctionProto, openLibs bool, setup func(
 	case o := <-done:
 		return o
 	case <-wait.C:
-		return outcome[T]{hung: true, err: fmt.Errorf("lua: script stopped after %s: %w; it is stuck in a library function and is refused until it changes", r.opts.Timeout, ErrTimeout)}
+		return outcome[T]{hung: true, finished: done, err: fmt.Errorf("lua: script stopped after %s: %w; it is stuck in a library function and refused until that call ends", r.opts.Timeout, ErrTimeout)}
 	}
 }
 
