@@ -35,9 +35,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/skiffcd/skiff/api/v1alpha1"
 	"github.com/skiffcd/skiff/internal/clusterops"
 	"github.com/skiffcd/skiff/internal/clusters"
 	"github.com/skiffcd/skiff/internal/crdschema"
+	"github.com/skiffcd/skiff/internal/health"
 	"github.com/skiffcd/skiff/internal/reposerver"
 	"github.com/skiffcd/skiff/internal/resourceactions"
 	"github.com/skiffcd/skiff/internal/server/ui"
@@ -110,6 +112,13 @@ type Server struct {
 	// CustomActions are argocd-cm's resource actions; nil means the
 	// built-in ones only.
 	CustomActions resourceactions.Custom
+	// Health judges the resource tree's nodes; the zero Judge applies
+	// the built-in rules only (argocd-cm's health scripts come from
+	// argocdcm.Source.HealthJudge).
+	Health health.Judge
+	// IgnoreDifferences, when set, returns the rules the diffs add to every
+	// app's spec.ignoreDifferences (argocd-cm's), as the controller does.
+	IgnoreDifferences func() []v1alpha1.ResourceIgnoreDifferences
 	// Now is the clock; nil means time.Now.
 	Now     func() time.Time
 	Options Options

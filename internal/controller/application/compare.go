@@ -95,6 +95,8 @@ func (r *Reconciler) compare(ctx context.Context, app *v1alpha1.Application, har
 	app.Status.SourceTypes, app.Status.SourceType = sourceTypes(app)
 
 	desired := appops.DefaultNamespaces(resp.Manifests, app.Spec.Destination.Namespace, tgt.isNamespaced)
+	desired, excluded := withoutExcluded(desired, r.settings(), cluster.Server)
+	conds.set(v1alpha1.ApplicationConditionExcludedResourceWarning, excluded)
 	if violations := projectViolations(proj, app, desired, cluster, r.ManagedNamespace); violations != "" {
 		conds.set(v1alpha1.ApplicationConditionInvalidSpecError, violations)
 	}
@@ -106,6 +108,7 @@ func (r *Reconciler) compare(ctx context.Context, app *v1alpha1.Application, har
 	// Before the live objects are read: a change in between shows as a new
 	// version next time rather than going unseen.
 	versions := tgt.cache.Versions(app.Name, keys)
+	settings := r.settings()
 	live := withWritten(tgt.cache.AppObjects(app.Name), written)
 	resources, syncStatus := r.resourceStatuses(ctx, tgt.cache, app, desired, keys, live, written)
 	app.Status.Resources = resources
@@ -114,7 +117,7 @@ func (r *Reconciler) compare(ctx context.Context, app *v1alpha1.Application, har
 	app.Status.Summary.Images = images(desired, live)
 	app.Status.Conditions = conds.list()
 	return comparison{desired: desired, revisions: resp.Revisions, inputs: &comparisonInputs{
-		project: proj.ResourceVersion, render: resp.Key, objects: keys, live: versions,
+		project: proj.ResourceVersion, render: resp.Key, objects: keys, live: versions, settings: settings,
 	}}
 }
 
@@ -171,6 +174,9 @@ func (r *Reconciler) resourceStatuses(ctx context.Context, cache *clustercache.C
 	sync := v1alpha1.SyncStatusCodeSynced
 	var out []v1alpha1.ResourceStatus
 	seen := map[clustercache.ResourceKey]bool{}
+	settings := r.settings()
+	judge := health.Judge{Custom: settings.Resource.CustomHealth}
+	ignore := ignoreDifferences(app, settings)
 	for i, d := range desired {
 		key := keys[i]
 		seen[key] = true
@@ -182,7 +188,7 @@ func (r *Reconciler) resourceStatuses(ctx context.Context, cache *clustercache.C
 		rs := resourceStatus(d)
 		modified := false
 		if err == nil {
-			modified, err = r.diffs.Modified(app.Name, key.String(), d, liveObj, diff.Options{IgnoreDifferences: app.Spec.IgnoreDifferences, Schemas: r.Schemas})
+			modified, err = r.diffs.Modified(app.Name, key.String(), d, liveObj, diff.Options{IgnoreDifferences: ignore, Schemas: r.Schemas})
 		}
 		switch {
 		case err != nil:
@@ -194,7 +200,7 @@ func (r *Reconciler) resourceStatuses(ctx context.Context, cache *clustercache.C
 		default:
 			rs.Status = v1alpha1.SyncStatusCodeSynced
 		}
-		hs := health.Assess(liveObj)
+		hs := judge.Assess(liveObj)
 		rs.Health = &v1alpha1.HealthStatus{Status: hs.Status, Message: hs.Message}
 		out = append(out, rs)
 	}
@@ -211,7 +217,7 @@ func (r *Reconciler) resourceStatuses(ctx context.Context, cache *clustercache.C
 		} else {
 			sync = v1alpha1.SyncStatusCodeOutOfSync
 		}
-		hs := health.Assess(l)
+		hs := judge.Assess(l)
 		rs.Health = &v1alpha1.HealthStatus{Status: hs.Status, Message: hs.Message}
 		out = append(out, rs)
 	}

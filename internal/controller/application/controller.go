@@ -169,6 +169,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		onEveryReplica = ptr.To(false) // each replica acts on its own apps
 	}
 	r.Cache.Subscribe(r.liveChange)
+	r.followSettings()
 	r.Repo.OnRevisionMove(r.compareAppsOnMove)
 	if r.Clusters != nil {
 		r.Clusters.Subscribe(r.clustersChanged)
