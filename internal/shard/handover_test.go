@@ -165,3 +165,57 @@ func appsOf(s *Sharder) []App {
 	}
 	return apps
 }
+
+// A replica's standing can lapse between two renewals (a slow one under
+// load): an assignment then finds no view and lets every app go. When the
+// next renewal brings the standing back, the membership tells its
+// subscribers although the view is the one it last told, the replica
+// assigns again and takes its apps back after the handover delay.
+func TestAReplicaWhoseStandingLapsedTakesItsAppsBack(t *testing.T) {
+	clock := &fakeClock{now: time.Unix(1_000_000, 0)}
+	apps := []string{"a1", "a2", "a3", "a4", "a5", "a6"}
+	s := sharderFor("b", clock, apps...)
+	told := 0
+	s.Members.Subscribe(func() { told++ })
+	setView(s, "a", "b")
+	s.Members.tell()
+	s.assign()
+	clock.now = clock.now.Add(s.handoverDelay())
+	s.assign()
+	share := owned(s, apps)
+	if len(share) == 0 {
+		t.Fatal("b owns nothing of six apps with a: the test needs a share")
+	}
+
+	// The standing lapses: no renewal for longer than the renew deadline.
+	clock.now = clock.now.Add(s.Members.renewDeadline() + time.Second)
+	next := s.assign()
+	if got := owned(s, apps); len(got) != 0 {
+		t.Fatalf("b still owns %v with its standing lapsed", got)
+	}
+	if next > s.Members.RetryPeriodOrDefault() {
+		t.Errorf("with its standing lapsed, b assigns again in %v, want within a retry period", next)
+	}
+
+	// The next renewal: the same view as last told, but a reader saw the lapse.
+	told = 0
+	setView(s, "a", "b")
+	s.Members.tell()
+	if told != 1 {
+		t.Fatalf("the renewal after a lapse told the subscribers %d times, want once", told)
+	}
+	s.assign()
+	clock.now = clock.now.Add(s.handoverDelay())
+	s.assign()
+	if got := owned(s, apps); !slices.Equal(got, share) {
+		t.Errorf("after its standing came back, b owns %v, want %v", got, share)
+	}
+
+	// Renewals that change nothing tell nobody.
+	told = 0
+	setView(s, "a", "b")
+	s.Members.tell()
+	if told != 0 {
+		t.Errorf("a renewal that changed nothing told the subscribers %d times", told)
+	}
+}

@@ -65,6 +65,9 @@ type Membership struct {
 	told     []string
 	toldOK   bool
 	toldOnce bool
+	// lapseSeen: View answered that this replica's standing had lapsed
+	// since the subscribers were last told.
+	lapseSeen bool
 }
 
 // sighting is the last renewal seen of one Lease and when it was seen.
@@ -127,6 +130,7 @@ func (m *Membership) View() (members []string, ok bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if !m.standingLocked() {
+		m.lapseSeen = true
 		return nil, false
 	}
 	return slices.Clone(m.members), true
@@ -172,10 +176,19 @@ func (m *Membership) tick(ctx context.Context) {
 	if err := m.renew(ctx); err == nil {
 		_ = m.list(ctx, start)
 	}
+	m.tell()
+}
+
+// tell calls the subscribers when the view differs from the one they were
+// last told of, or when a reader saw this replica's standing lapse since:
+// a lapse between two ticks (a slow renewal under load) is seen by
+// whoever reads View then, and the tick that renews must tell them it
+// came back, though the view it last told is the same.
+func (m *Membership) tell() {
 	members, ok := m.View()
 	m.mu.Lock()
-	changed := !m.toldOnce || ok != m.toldOK || !slices.Equal(members, m.told)
-	m.told, m.toldOK, m.toldOnce = members, ok, true
+	changed := !m.toldOnce || ok != m.toldOK || !slices.Equal(members, m.told) || m.lapseSeen
+	m.told, m.toldOK, m.toldOnce, m.lapseSeen = members, ok, true, false
 	subs := slices.Clone(m.subs)
 	m.mu.Unlock()
 	if changed {

@@ -239,6 +239,11 @@ func (s *Sharder) assign() time.Duration {
 			next = min(next, at.Sub(now))
 		}
 	}
+	if owner == nil {
+		// This replica's standing lapsed: the tick that renews it tells
+		// the membership's subscribers, and this asks again meanwhile.
+		next = s.Members.RetryPeriodOrDefault()
+	}
 	s.owner = owner
 	subs := slices.Clone(s.subs)
 	s.mu.Unlock()
