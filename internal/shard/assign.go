@@ -67,8 +67,8 @@ type unit struct {
 //     more than its share, and an app added to a cut cluster moves no
 //     other once every bucket holds an app.
 //
-// Whole clusters are placed largest first; what fits nowhere (pins took
-// the room) goes to the least loaded. Rendezvous order and hash buckets
+// Whole clusters are placed in the order of their names (an order by size
+// changes as they grow); what fits nowhere whole is cut. Rendezvous order and hash buckets
 // keep most apps where they were when a member joins or leaves.
 func Assign(members []string, apps []App) map[string]string {
 	if len(members) == 0 {
@@ -188,10 +188,12 @@ func shareOut(total int, weights []int) []int {
 	return out
 }
 
+// sortUnits orders whole clusters by name, not size: an order by size
+// changes whenever one cluster overtakes another by an app, and with it
+// which cluster gets a member both prefer, so clusters of about the same
+// size would trade members back and forth as they grow.
 func sortUnits(units []unit) {
-	slices.SortStableFunc(units, func(a, b unit) int {
-		return cmp.Or(cmp.Compare(len(b.apps), len(a.apps)), cmp.Compare(a.key, b.key))
-	})
+	slices.SortStableFunc(units, func(a, b unit) int { return cmp.Compare(a.key, b.key) })
 }
 
 // roomFor picks u's member: the first in u's rendezvous order with room
