@@ -272,7 +272,7 @@ func (p *phases) initialSync() error {
 	stopDeployments()
 	if err != nil {
 		cpu, rss := proc.phase()
-		return fmt.Errorf("%w\n(initial sync phase so far: %s, %.2f CPU-s, peak RSS %.1f MiB)", err, time.Since(start).Round(time.Second), cpu, rss)
+		return fmt.Errorf("%w\n(initial sync phase so far: %s, %.2f CPU-s, peak RSS %.1f MiB)%s", err, time.Since(start).Round(time.Second), cpu, rss, p.ownersNow(owners))
 	}
 	res.initial = time.Since(start)
 	res.initialCPU, res.initialRSS = proc.phase()
@@ -322,6 +322,20 @@ func (p *phases) watchDeployments(steps *timeline, created, availableStep int) (
 			stop()
 		}
 	}
+}
+
+// ownersNow says, for a phase that failed with several replicas, which
+// replica reports which apps and which apps changed hands: a stalled
+// initial sync is often apps that no replica acts on.
+func (p *phases) ownersNow(owners *ownerWatch) string {
+	if len(p.servers) == 1 {
+		return ""
+	}
+	shares, err := countShares(p.ctx, p.servers, p.n, len(p.dests))
+	if err != nil {
+		return fmt.Sprintf("\nowners: %v", err)
+	}
+	return fmt.Sprintf("\nowners: %s\n%s", shares, owners.summary())
 }
 
 // cpuSplit is the last phase's CPU-seconds per replica, when there are
