@@ -90,13 +90,25 @@ func (ps planes) destinations() []string {
 
 // registerTargets writes, into skiff's namespace of the first plane, the
 // cluster Secret of every other plane, with its admin token and CA as the
-// multi-cluster tests of the Application controller register theirs.
-func (ps planes) registerTargets(ctx context.Context, c client.Client) error {
+// multi-cluster tests of the Application controller register theirs. With
+// pin, plane j's Secret holds shard j, and the first plane gets a Secret
+// of the in-cluster destination (no credentials: skiff's own) with shard 0.
+func (ps planes) registerTargets(ctx context.Context, c client.Client, pin bool) error {
+	var regs []clusters.Cluster
+	if pin {
+		regs = append(regs, clusters.Cluster{Name: clusters.InClusterName, Server: clusters.InClusterServer, Shard: new(0)})
+	}
 	for j, p := range ps[1:] {
 		target := clusters.Cluster{Name: targetName(j + 1), Server: p.Config.Host, Config: clusters.Config{
 			BearerToken:     p.Config.BearerToken,
 			TLSClientConfig: clusters.TLSClientConfig{CAData: p.Config.CAData},
 		}}
+		if pin {
+			target.Shard = new(j + 1)
+		}
+		regs = append(regs, target)
+	}
+	for _, target := range regs {
 		secret, err := target.ToSecret(argocdNS)
 		if err != nil {
 			return err

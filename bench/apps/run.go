@@ -63,7 +63,7 @@ func runN(n int, bin, tmp string) (res result, err error) {
 		StringData: map[string]string{"webhook.github.secret": webhookSecret}}); err != nil {
 		return res, err
 	}
-	if err := ps.registerTargets(ctx, c); err != nil {
+	if err := ps.registerTargets(ctx, c, *pinShards); err != nil {
 		return res, err
 	}
 	repo, err := newRepo(filepath.Join(tmp, fmt.Sprintf("repo-%d", n)), n)
