@@ -2,7 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
+	"sync"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -15,29 +18,36 @@ import (
 	"github.com/skiffcd/skiff/internal/testcluster"
 )
 
+// runFloor applies the objects of n apps with a plain client, each app's
+// to its control plane (-clusters of them, started for the floor), 20 in
+// flight per plane and the planes in parallel, and returns the time until
+// every plane holds them all (and, for -shape web, every Deployment is
+// Available).
 func runFloor(ctx context.Context, n int) (time.Duration, error) {
-	cluster, err := testcluster.Start(ctx, testcluster.Options{})
+	ps, err := startPlanes(ctx, *clusterCount, testcluster.Options{})
 	if err != nil {
 		return 0, err
 	}
-	defer cluster.Stop()
-	c, err := newClient(cluster.Config)
+	defer ps.stop()
+	cs, err := ps.clients()
 	if err != nil {
 		return 0, err
 	}
-	objs := make([][]*unstructured.Unstructured, n)
+	k := len(ps)
+	// Each plane's apps, and their objects in apply order.
+	apps := make([][]int, k)
+	objs := make([][]*unstructured.Unstructured, k)
 	for i := range n {
+		j := clusterOf(i, k)
+		apps[j] = append(apps[j], i)
 		for _, doc := range manifests(i, 0) {
 			u := &unstructured.Unstructured{}
 			if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil {
 				return 0, err
 			}
 			u.SetNamespace(appNS(i))
-			objs[i] = append(objs[i], u)
+			objs[j] = append(objs[j], u)
 		}
-	}
-	apply := func(u *unstructured.Unstructured) error {
-		return c.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(fieldOwner), client.ForceOwnership)
 	}
 	start := time.Now()
 	marked := "Deployment" // the object whose apply marks an app's first step
@@ -48,35 +58,58 @@ func runFloor(ctx context.Context, n int) (time.Duration, error) {
 	defer func() {
 		fmt.Printf("floor: when the apps reached each step (seconds after the clock started):\n%s", steps)
 	}()
-	if err := forEach(n, func(i int) error {
+	done := make([]time.Duration, k)
+	errs := make([]error, k)
+	var wg sync.WaitGroup
+	for j := range k {
+		wg.Go(func() {
+			errs[j] = floorPlane(ctx, cs[j], apps[j], objs[j], marked, steps)
+			done[j] = time.Since(start)
+		})
+	}
+	wg.Wait()
+	if k > 1 {
+		var at []string
+		for j := range k {
+			at = append(at, secs(done[j]))
+		}
+		fmt.Printf("floor: each control plane done after %s\n", strings.Join(at, " / "))
+	}
+	return time.Since(start), errors.Join(errs...)
+}
+
+// floorPlane applies, through c, the namespaces of apps and then objs, 20
+// at a time, and for Deployments waits until all of them are Available.
+func floorPlane(ctx context.Context, c client.WithWatch, apps []int, objs []*unstructured.Unstructured, marked string, steps *timeline) error {
+	apply := func(u *unstructured.Unstructured) error {
+		return c.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(fieldOwner), client.ForceOwnership)
+	}
+	if err := forEach(len(apps), func(i int) error {
 		ns := &unstructured.Unstructured{}
 		ns.SetAPIVersion("v1")
 		ns.SetKind("Namespace")
-		ns.SetName(appNS(i))
+		ns.SetName(appNS(apps[i]))
 		return apply(ns)
 	}); err != nil {
-		return 0, err
+		return err
 	}
-	var flat []*unstructured.Unstructured
-	for _, o := range objs {
-		flat = append(flat, o...)
-	}
-	if err := forEach(len(flat), func(i int) error {
-		if err := apply(flat[i]); err != nil {
+	if err := forEach(len(objs), func(i int) error {
+		if err := apply(objs[i]); err != nil {
 			return err
 		}
-		if flat[i].GetKind() == marked {
-			steps.mark(appKey(flat[i].GetNamespace()), 0)
+		if objs[i].GetKind() == marked {
+			steps.mark(appKey(objs[i].GetNamespace()), 0)
 		}
 		return nil
 	}); err != nil {
-		return 0, err
+		return err
 	}
 	if marked != "Deployment" {
-		return time.Since(start), nil // applied is all a ConfigMap becomes
+		return nil // applied is all a ConfigMap becomes
 	}
+	n := len(apps)
 	newList := func() client.ObjectList { return &appsv1.DeploymentList{} }
-	err = waitWatch(ctx, c, "floor Deployments Available", waitTimeout, nil, newList, nil, func(objs map[types.NamespacedName]client.Object, _ *types.NamespacedName) (bool, string) {
+	return waitWatch(ctx, c, "floor Deployments Available", waitTimeout, nil, newList, nil, func(objs map[types.NamespacedName]client.Object, _ *types.NamespacedName) (bool, string) {
 		ready, example := 0, ""
 		for _, obj := range objs {
 			d := obj.(*appsv1.Deployment)
@@ -89,7 +122,6 @@ func runFloor(ctx context.Context, n int) (time.Duration, error) {
 		}
 		return ready == n, fmt.Sprintf("%d/%d Deployments Available; e.g. %s", ready, n, example)
 	})
-	return time.Since(start), err
 }
 
 func available(d *appsv1.Deployment) bool {

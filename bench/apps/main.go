@@ -52,6 +52,8 @@ var (
 	triggerRounds  = flag.Int("triggered-rounds", 3, "how many times the triggered refresh (a commit, then the trigger) is measured; the figures reported are the median round's (this phase takes seconds, and one round on the shared two cores varies by about a second)")
 	trigger        = flag.String("trigger", "webhook", `how the triggered refresh is asked: "webhook" (one signed GitHub push event to skiff's API, which then runs too) or "annotation" (the refresh annotation on every Application; no API server)`)
 	replicas       = flag.Int("replicas", 1, "how many skiff servers run against the control plane: more than one run with --leader-elect and share the apps (internal/shard), each with ports, a cache directory and a log of its own; the webhook and -profile go to the first")
+	clusterCount   = flag.Int("clusters", 1, "how many control planes the apps deploy to: the first hosts skiff and the Applications, the others are registered by cluster Secrets; app i goes to plane i mod K (the first as the in-cluster destination), and the floor applies the same objects to as many planes of its own")
+	pinShards      = flag.Bool("pin-shards", false, "with -clusters > 1, give each control plane's cluster Secret Argo CD's `shard` key (plane j: shard j), the first plane by a cluster Secret of the in-cluster destination, so that each plane's apps go to one replica whatever the counts")
 	ownerSampling  = flag.Duration("owner-sampling", 2*time.Second, "with -replicas > 1, how often the initial sync scrapes every replica's argocd_app_info to see apps change hands (0: not at all); each scrape renders a replica's whole /metrics (~300 KB at 300 apps; every 1s added 3-5 CPU-s to three replicas' 16-17 in a 300-app initial sync)")
 	waitTimeout    = 10 * time.Minute
 	idle           = 60 * time.Second
@@ -64,6 +66,10 @@ func main() {
 	flag.Parse()
 	if *shape != "web" && *shape != "configmap" {
 		fmt.Fprintf(os.Stderr, "bench: bad -shape %q\n", *shape)
+		os.Exit(2)
+	}
+	if *clusterCount < 1 {
+		fmt.Fprintf(os.Stderr, "bench: bad -clusters %d\n", *clusterCount)
 		os.Exit(2)
 	}
 	if *replicas < 1 {
@@ -159,6 +165,9 @@ type result struct {
 	sharesInitial, sharesEnd appShares
 	// handovers says which apps changed hands during the initial sync.
 	handovers string
+	// apiserverInitial is each control plane's kube-apiserver CPU in the
+	// initial sync.
+	apiserverInitial []float64
 	// resynced lists the apps whose history holds more than one sync
 	// after the initial sync (each was synced once, by one replica).
 	resynced []string

@@ -14,23 +14,58 @@ import (
 	"k8s.io/client-go/rest"
 )
 
+// apiMetrics reads the metrics of the run's kube-apiservers, the first
+// control plane's first.
 type apiMetrics struct {
 	client *http.Client
 	url    string
+	// others are the other control planes' (with -clusters > 1).
+	others []*apiMetrics
 }
 
-func newAPIMetrics(cfg *rest.Config) (*apiMetrics, error) {
-	hc, err := rest.HTTPClientFor(cfg)
-	if err != nil {
-		return nil, err
+func newAPIMetrics(cfgs ...*rest.Config) (*apiMetrics, error) {
+	var first *apiMetrics
+	for _, cfg := range cfgs {
+		hc, err := rest.HTTPClientFor(cfg)
+		if err != nil {
+			return nil, err
+		}
+		hc.Timeout = 10 * time.Second
+		m := &apiMetrics{client: hc, url: cfg.Host + "/metrics"}
+		if first == nil {
+			first = m
+		} else {
+			first.others = append(first.others, m)
+		}
 	}
-	hc.Timeout = 10 * time.Second
-	return &apiMetrics{client: hc, url: cfg.Host + "/metrics"}, nil
+	return first, nil
 }
 
-// total sums apiserver_request_total over all series.
+// total sums apiserver_request_total over all series of every control plane.
 func (m *apiMetrics) total(ctx context.Context) (float64, error) {
-	return scrape(ctx, m.client, m.url, "apiserver_request_total")
+	series, err := m.series(ctx, "apiserver_request_total")
+	return sumSeries(series), err
+}
+
+// series returns every series of metric, each summed over the control
+// planes; the error tells which scrapes failed.
+func (m *apiMetrics) series(ctx context.Context, metric string) (map[string]float64, error) {
+	sum, err := scrapeSeries(ctx, m.client, m.url, metric)
+	if len(m.others) == 0 {
+		return sum, err
+	}
+	if sum == nil {
+		sum = map[string]float64{}
+	}
+	errs := []error{err}
+	for _, o := range m.others {
+		series, err := scrapeSeries(ctx, o.client, o.url, metric)
+		errs = append(errs, err)
+		for k, v := range series {
+			sum[k] += v
+		}
+	}
+	return sum, errors.Join(errs...)
 }
 
 // skiffRequests sums client-go's rest_client_requests_total in skiff's own
@@ -57,11 +92,6 @@ func scrapeSkiff(ctx context.Context, addrs []string, metric string) (map[string
 		}
 	}
 	return sum, errors.Join(errs...)
-}
-
-func scrape(ctx context.Context, hc *http.Client, url, metric string) (float64, error) {
-	series, err := scrapeSeries(ctx, hc, url, metric)
-	return sumSeries(series), err
 }
 
 func sumSeries(series map[string]float64) float64 {

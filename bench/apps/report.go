@@ -81,7 +81,11 @@ func printTable(rs []result) {
 	if *replicas > 1 {
 		servers = fmt.Sprintf("%d skiff servers sharing the apps (CPU summed, RSS the largest replica's)", *replicas)
 	}
-	fmt.Fprintf(w, "\nbench/apps: N apps x (Deployment, headless Service, 3 ConfigMaps), one git repo, automated sync+prune+selfHeal, --app-resync 30s, %s\n", servers)
+	planes := ""
+	if *clusterCount > 1 {
+		planes = fmt.Sprintf(", %d control planes (app i on plane i mod %d; skiff on the first)", *clusterCount, *clusterCount)
+	}
+	fmt.Fprintf(w, "\nbench/apps: N apps x (Deployment, headless Service, 3 ConfigMaps), one git repo, automated sync+prune+selfHeal, --app-resync 30s, %s%s\n", servers, planes)
 	fmt.Fprintf(w, "%-5s %-9s %-24s %-26s %-22s %-20s %-20s %-15s %-s\n",
 		"N", "floor", "initial sync (xfloor)", "CPU-s init (per app)", "peak RSS MiB", "commit→synced trig", "by polling", "steady CPU-s/60s", "API req/min")
 	for _, r := range rs {
@@ -132,6 +136,10 @@ func printTable(rs []result) {
 		fmt.Fprintf(w, "    steady ≤ 1 API req per app per period: %.2f (%s)  %s\n", perPeriod, src, verdict(perPeriod <= 1))
 		fmt.Fprintf(w, "    startup: %.2f CPU-s, %.0f MiB; triggered phase %.1f CPU-s; polling phase %.1f CPU-s\n",
 			r.startCPU, r.startRSS, r.triggeredCPU, r.pollingCPU)
+		if len(r.apiserverInitial) > 1 {
+			fmt.Fprintf(w, "    control planes: apps %v; kube-apiserver CPU in the initial sync %s CPU-s\n",
+				appsPerCluster(r.n, len(r.apiserverInitial)), joinFloats(r.apiserverInitial, " / "))
+		}
 		if len(r.replicas) > 1 {
 			printReplicas(w, r)
 		}

@@ -12,6 +12,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
@@ -33,7 +34,8 @@ func runN(n int, bin, tmp string) (res result, err error) {
 	res.floor = floor
 	fmt.Printf("floor: %d apps applied and Available in %s\n", n, floor.Round(time.Millisecond))
 
-	// 2. A fresh control plane for skiff.
+	// 2. Fresh control planes for skiff: it runs against the first, and
+	// the others are its targets.
 	logDir := tmp
 	if *profileDir != "" {
 		logDir = *profileDir // kept with the profiles
@@ -43,15 +45,17 @@ func runN(n int, bin, tmp string) (res result, err error) {
 	}
 	var servers replicaSet
 	defer func() { _ = servers.closeLogs() }() // after cluster.Stop has ended the servers
-	cluster, err := testcluster.Start(ctx, testcluster.Options{Profiling: *profileDir != ""})
+	ps, err := startPlanes(ctx, *clusterCount, testcluster.Options{Profiling: *profileDir != ""})
 	if err != nil {
 		return res, err
 	}
-	defer cluster.Stop()
-	c, err := newClient(cluster.Config)
+	defer ps.stop()
+	cluster := ps[0]
+	clients, err := ps.clients()
 	if err != nil {
 		return res, err
 	}
+	c := clients[0]
 	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: argocdNS}}); err != nil {
 		return res, err
 	}
@@ -59,11 +63,18 @@ func runN(n int, bin, tmp string) (res result, err error) {
 		StringData: map[string]string{"webhook.github.secret": webhookSecret}}); err != nil {
 		return res, err
 	}
+	if err := ps.registerTargets(ctx, c, *pinShards); err != nil {
+		return res, err
+	}
 	repo, err := newRepo(filepath.Join(tmp, fmt.Sprintf("repo-%d", n)), n)
 	if err != nil {
 		return res, err
 	}
-	metrics, err := newAPIMetrics(cluster.Config)
+	var configs []*rest.Config
+	for _, p := range ps {
+		configs = append(configs, p.Config)
+	}
+	metrics, err := newAPIMetrics(configs...)
 	if err != nil {
 		return res, err
 	}
@@ -84,8 +95,8 @@ func runN(n int, bin, tmp string) (res result, err error) {
 		}
 	}()
 	proc := newProcGroup(servers.pids())
-	// The API server's CPU per phase shows when it, not skiff, is the limit.
-	apiserver := newCPUMeter(cluster.PIDs()["kube-apiserver"])
+	// The API servers' CPU per phase shows when they, not skiff, are the limit.
+	apiserver := newAPIServerMeters(ps.apiserverPIDs())
 	defer proc.stop()
 	if err := servers.waitReady(ctx, c); err != nil {
 		return res, err
@@ -102,7 +113,7 @@ func runN(n int, bin, tmp string) (res result, err error) {
 	}
 
 	first := servers[0]
-	p := &phases{ctx: ctx, n: n, res: &res, c: c, repo: repo, metrics: metrics, proc: proc, apiserver: apiserver, servers: servers,
+	p := &phases{ctx: ctx, n: n, res: &res, c: c, clients: clients, dests: ps.destinations(), repo: repo, metrics: metrics, proc: proc, apiserver: apiserver, servers: servers,
 		alive: servers.alive, metricsAddrs: servers.metricsAddrs(), pprofAddr: first.pprofAddr, apiAddr: first.apiAddr}
 	if err := p.initialSync(); err != nil {
 		return res, err
@@ -187,14 +198,18 @@ func waitReady(ctx context.Context, c client.Client, healthAddr string, alive fu
 // phases are the measured phases of one N against skiff server, and what
 // they share.
 type phases struct {
-	ctx                context.Context
-	n                  int
-	res                *result
-	c                  client.WithWatch
+	ctx context.Context
+	n   int
+	res *result
+	c   client.WithWatch
+	// clients reach each control plane (the first is c); dests are the
+	// servers the apps' destinations name, by plane.
+	clients            []client.WithWatch
+	dests              []string
 	repo               *repo
 	metrics            *apiMetrics
 	proc               *procGroup
-	apiserver          *cpuMeter
+	apiserver          *apiserverMeters
 	servers            replicaSet
 	alive              func() error
 	metricsAddrs       []string
@@ -209,7 +224,7 @@ func (p *phases) initialSync() error {
 	apiserver.phase()
 	initQueues0 := scrapeQueues(ctx, metricsAddrs)
 	initCompared0, _ := scrapeSkiff(ctx, metricsAddrs, "skiff_app_comparisons_total")
-	initAPI0, _ := scrapeSeries(ctx, metrics.client, metrics.url, "apiserver_request_total")
+	initAPI0, _ := metrics.series(ctx, "apiserver_request_total")
 	start := time.Now()
 	// Where each app's time goes, from its creation to Synced+Healthy.
 	const (
@@ -223,11 +238,11 @@ func (p *phases) initialSync() error {
 	)
 	steps := newTimeline(start, "created", "first compared", "operation started", "Deployment created",
 		"operation finished", "Deployment Available", "Synced+Healthy")
-	stopDeployments := watchDeployments(ctx, c, n, steps, deploymentCreated, deploymentAvailable)
+	stopDeployments := p.watchDeployments(steps, deploymentCreated, deploymentAvailable)
 	owners := watchOwners(ctx, p.servers)
 	defer owners.cancel()
 	if err := forEach(n, func(i int) error {
-		if err := c.Create(ctx, application(i, p.repo.URL())); err != nil {
+		if err := c.Create(ctx, application(i, p.repo.URL(), p.dests[clusterOf(i, len(p.dests))])); err != nil {
 			return err
 		}
 		steps.mark(appKey(appName(i)), appCreated)
@@ -257,15 +272,16 @@ func (p *phases) initialSync() error {
 	stopDeployments()
 	if err != nil {
 		cpu, rss := proc.phase()
-		return fmt.Errorf("%w\n(initial sync phase so far: %s, %.2f CPU-s, peak RSS %.1f MiB)", err, time.Since(start).Round(time.Second), cpu, rss)
+		return fmt.Errorf("%w\n(initial sync phase so far: %s, %.2f CPU-s, peak RSS %.1f MiB)%s", err, time.Since(start).Round(time.Second), cpu, rss, p.ownersNow(owners))
 	}
 	res.initial = time.Since(start)
 	res.initialCPU, res.initialRSS = proc.phase()
 	apiInitial := apiserver.phase()
+	res.apiserverInitial = append([]float64(nil), apiserver.each...)
 	stopProfile()
 	saveProfile(pprofAddr, "heap", fmt.Sprintf("heap-initial-%d.pprof", n))
-	fmt.Printf("initial sync: %d apps Synced+Healthy in %s (created in %s): %.2f CPU-s, peak RSS %.1f MiB; kube-apiserver %.1f CPU-s\n",
-		n, res.initial.Round(time.Millisecond), created.Round(time.Millisecond), res.initialCPU, res.initialRSS, apiInitial)
+	fmt.Printf("initial sync: %d apps Synced+Healthy in %s (created in %s): %.2f CPU-s, peak RSS %.1f MiB; kube-apiserver %.1f CPU-s%s\n",
+		n, res.initial.Round(time.Millisecond), created.Round(time.Millisecond), res.initialCPU, res.initialRSS, apiInitial, apiserver.split())
 	for i := range res.replicas {
 		res.replicas[i].initialCPU, res.replicas[i].initialRSS = proc.each[i].cpu, proc.each[i].rss
 	}
@@ -276,7 +292,7 @@ func (p *phases) initialSync() error {
 		fmt.Printf("initial sync: %d apps synced more than once: %s\n", len(res.resynced), strings.Join(first(res.resynced, 10), ", "))
 	}
 	if len(p.servers) > 1 {
-		if res.sharesInitial, err = countShares(ctx, p.servers, n); err != nil {
+		if res.sharesInitial, err = countShares(ctx, p.servers, n, len(p.dests)); err != nil {
 			return err
 		}
 		res.handovers = owners.summary()
@@ -285,12 +301,41 @@ func (p *phases) initialSync() error {
 	// Comparisons per app tell how much of the phase's CPU the live
 	// changes (a Deployment's status moving while its pods start) cost.
 	initCompared1, _ := scrapeSkiff(ctx, metricsAddrs, "skiff_app_comparisons_total")
-	initAPI1, _ := scrapeSeries(ctx, metrics.client, metrics.url, "apiserver_request_total")
+	initAPI1, _ := metrics.series(ctx, "apiserver_request_total")
 	fmt.Printf("initial sync: apiserver_request_total increases (all clients) by verb and resource:\n%s", topDeltas(byVerbResource(initAPI0), byVerbResource(initAPI1), 12))
 	fmt.Printf("initial sync: skiff's work queues (items, mean wait in queue, mean work):\n%s", queueDeltas(initQueues0, scrapeQueues(ctx, metricsAddrs)))
 	fmt.Printf("initial sync: comparisons (skiff_app_comparisons_total increases):\n%s", topDeltas(initCompared0, initCompared1, 5))
 	fmt.Printf("initial sync: when the apps reached each step (seconds after the clock started):\n%s", steps)
 	return nil
+}
+
+// watchDeployments marks in steps when each app's Deployment is first seen
+// and first Available, on every control plane, until stop is called.
+func (p *phases) watchDeployments(steps *timeline, created, availableStep int) (stop func()) {
+	counts := appsPerCluster(p.n, len(p.clients))
+	var stops []func()
+	for j, c := range p.clients {
+		stops = append(stops, watchDeployments(p.ctx, c, counts[j], steps, created, availableStep))
+	}
+	return func() {
+		for _, stop := range stops {
+			stop()
+		}
+	}
+}
+
+// ownersNow says, for a phase that failed with several replicas, which
+// replica reports which apps and which apps changed hands: a stalled
+// initial sync is often apps that no replica acts on.
+func (p *phases) ownersNow(owners *ownerWatch) string {
+	if len(p.servers) == 1 {
+		return ""
+	}
+	shares, err := countShares(p.ctx, p.servers, p.n, len(p.dests))
+	if err != nil {
+		return fmt.Sprintf("\nowners: %v", err)
+	}
+	return fmt.Sprintf("\nowners: %s\n%s", shares, owners.summary())
 }
 
 // cpuSplit is the last phase's CPU-seconds per replica, when there are
@@ -324,7 +369,7 @@ func (p *phases) triggeredRefresh() error {
 	stopProfile := startCPUProfile(pprofAddr, fmt.Sprintf("cpu-triggered-%d.pprof", n))
 	stopAPIProfile := startAPIServerCPUProfile(metrics, fmt.Sprintf("apiserver-triggered-%d.pprof", n))
 	apiserver.phase()
-	trigAPI0, _ := scrapeSeries(ctx, metrics.client, metrics.url, "apiserver_request_total")
+	trigAPI0, _ := metrics.series(ctx, "apiserver_request_total")
 	trigOwn0, _ := scrapeSkiff(ctx, metricsAddrs, "rest_client_requests_total")
 	trigQueues0 := scrapeQueues(ctx, metricsAddrs)
 	compared0 := p.comparisons()
@@ -342,15 +387,15 @@ func (p *phases) triggeredRefresh() error {
 	stopProfile()
 	stopAPIProfile()
 	saveProfile(pprofAddr, "heap", fmt.Sprintf("heap-triggered-%d.pprof", n))
-	fmt.Printf("commit %s + %s: all synced in %s (triggered in %s), %.2f CPU-s%s; kube-apiserver %.1f CPU-s\n",
-		sha[:8], *trigger, res.triggered.Round(time.Millisecond), triggeredIn.Round(time.Millisecond), res.triggeredCPU, p.cpuSplit(), apiTriggered)
+	fmt.Printf("commit %s + %s: all synced in %s (triggered in %s), %.2f CPU-s%s; kube-apiserver %.1f CPU-s%s\n",
+		sha[:8], *trigger, res.triggered.Round(time.Millisecond), triggeredIn.Round(time.Millisecond), res.triggeredCPU, p.cpuSplit(), apiTriggered, apiserver.split())
 	if err := printOperationTimes(ctx, c, start); err != nil {
 		return err
 	}
 	fmt.Print(comparisonCounts(compared0, p.comparisons()))
 	// Where the triggered refresh's API requests go, by verb and resource
 	// (the bench's own annotation patches and list polls included).
-	trigAPI1, _ := scrapeSeries(ctx, metrics.client, metrics.url, "apiserver_request_total")
+	trigAPI1, _ := metrics.series(ctx, "apiserver_request_total")
 	trigOwn1, _ := scrapeSkiff(ctx, metricsAddrs, "rest_client_requests_total")
 	res.triggeredRequests = sumDeltas(trigOwn0, trigOwn1)
 	fmt.Printf("triggered refresh: skiff made %.0f API requests, %.1f per app:\n%s", res.triggeredRequests, res.triggeredRequests/float64(n), topDeltas(trigOwn0, trigOwn1, 10))
@@ -384,8 +429,8 @@ func (p *phases) triggeredRefresh() error {
 			return err
 		}
 		fmt.Print(comparisonCounts(compared0, p.comparisons()))
-		fmt.Printf("commit %s + %s, round %d: all synced in %s, %.2f CPU-s, peak RSS %.1f MiB; kube-apiserver %.1f CPU-s\n",
-			sha[:8], *trigger, round, r.took.Round(time.Millisecond), r.cpu, rss, r.apiserverCPU)
+		fmt.Printf("commit %s + %s, round %d: all synced in %s, %.2f CPU-s, peak RSS %.1f MiB; kube-apiserver %.1f CPU-s%s\n",
+			sha[:8], *trigger, round, r.took.Round(time.Millisecond), r.cpu, rss, r.apiserverCPU, apiserver.split())
 	}
 	// The API server's work per Application write grows with the object.
 	if err := printAppSize(ctx, c, "app-0000"); err != nil {
@@ -436,11 +481,11 @@ func (p *phases) steadyState(sha string) error {
 		return err
 	}
 	own0, ownErr := skiffRequests(ctx, metricsAddrs)
-	apiSeries0, _ := scrapeSeries(ctx, metrics.client, metrics.url, "apiserver_request_total")
+	apiSeries0, _ := metrics.series(ctx, "apiserver_request_total")
 	ownSeries0, _ := scrapeSkiff(ctx, metricsAddrs, "rest_client_requests_total")
 	stopProfile := startCPUProfile(pprofAddr, fmt.Sprintf("cpu-steady-%d.pprof", p.n))
 	time.Sleep(idle)
-	apiSeries1, _ := scrapeSeries(ctx, metrics.client, metrics.url, "apiserver_request_total")
+	apiSeries1, _ := metrics.series(ctx, "apiserver_request_total")
 	ownSeries1, _ := scrapeSkiff(ctx, metricsAddrs, "rest_client_requests_total")
 	fmt.Printf("steady state: top apiserver_request_total increases over %s (all clients):\n%s", idle, topDeltas(apiSeries0, apiSeries1, 10))
 	fmt.Printf("steady state: skiff rest_client_requests_total increases over %s:\n%s", idle, topDeltas(ownSeries0, ownSeries1, 10))
@@ -482,7 +527,7 @@ func (p *phases) steadyState(sha string) error {
 	fmt.Printf("steady state: %.2f CPU-s/min, API %.0f req/min (baseline %.0f), skiff client %.0f req/min, peak RSS %.1f MiB (VmHWM %.1f MiB), %d apps drifted from Synced\n",
 		res.steadyCPU, res.apiTotal, res.apiBaseline, res.skiffRequests, res.steadyRSS, res.hwm, bad)
 	if len(p.servers) > 1 {
-		if res.sharesEnd, err = countShares(ctx, p.servers, p.n); err != nil {
+		if res.sharesEnd, err = countShares(ctx, p.servers, p.n, len(p.dests)); err != nil {
 			return err
 		}
 		fmt.Printf("steady state, per replica:\n%s  %s\n", replicaLines(res.replicas, "steady"), res.sharesEnd)

@@ -65,13 +65,14 @@ spec:
 	return files
 }
 
-func application(i int, repoURL string) *v1alpha1.Application {
+// application is app i, deploying to the cluster of server dest.
+func application(i int, repoURL, dest string) *v1alpha1.Application {
 	return &v1alpha1.Application{
 		ObjectMeta: metav1.ObjectMeta{Name: appName(i), Namespace: argocdNS},
 		Spec: v1alpha1.ApplicationSpec{
 			Project:     "default",
 			Source:      &v1alpha1.ApplicationSource{RepoURL: repoURL, Path: "apps/" + appName(i), TargetRevision: "HEAD"},
-			Destination: v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: appNS(i)},
+			Destination: v1alpha1.ApplicationDestination{Server: dest, Namespace: appNS(i)},
 			SyncPolicy: &v1alpha1.SyncPolicy{
 				Automated:   &v1alpha1.SyncPolicyAutomated{Prune: true, SelfHeal: true},
 				SyncOptions: []string{"CreateNamespace=true"},

@@ -21,20 +21,31 @@ type appShares struct {
 	n int
 	// owned counts the apps each replica reports, in replica order.
 	owned []int
+	// names are the replicas, in order; perCluster counts each replica's
+	// apps on each control plane (with -clusters > 1, else nil).
+	names      []string
+	perCluster [][]int
 	// twice lists the apps more than one replica reports, with them;
 	// never the apps none reports.
 	twice, never []string
 }
 
 // countShares scrapes argocd_app_info from every replica and checks that
-// each of the n apps is reported by exactly one.
-func countShares(ctx context.Context, rs replicaSet, n int) (appShares, error) {
+// each of the n apps is reported by exactly one; with k > 1 control planes
+// it also counts each replica's apps per plane.
+func countShares(ctx context.Context, rs replicaSet, n, k int) (appShares, error) {
 	s := appShares{n: n}
 	owners, owned, err := scrapeOwners(ctx, rs)
 	if err != nil {
 		return s, err
 	}
 	s.owned = owned
+	for _, r := range rs {
+		s.names = append(s.names, r.name)
+	}
+	if k > 1 {
+		s.perCluster = sharesPerCluster(owners, s.names, k)
+	}
 	for i := range n {
 		if len(owners[appName(i)]) == 0 {
 			s.never = append(s.never, appName(i))
@@ -85,6 +96,13 @@ func (s appShares) String() string {
 	fmt.Fprintf(&b, "apps per replica %v, largest share %.1f %%", s.owned, 100*s.largest())
 	if len(s.twice) == 0 && len(s.never) == 0 {
 		b.WriteString(", every app counted once")
+	}
+	if len(s.perCluster) > 0 {
+		var parts []string
+		for r, counts := range s.perCluster {
+			parts = append(parts, fmt.Sprintf("%s %v", s.names[r], counts))
+		}
+		fmt.Fprintf(&b, "; per control plane: %s", strings.Join(parts, ", "))
 	}
 	if len(s.twice) > 0 {
 		fmt.Fprintf(&b, "\n  %d apps counted more than once: %s", len(s.twice), strings.Join(first(s.twice, 10), "; "))
