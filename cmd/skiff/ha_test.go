@@ -173,9 +173,9 @@ func (r *replica) reconciles(t *testing.T) int {
 	return total
 }
 
-// ownsApp reports whether the replica acts on the app named app: its
-// metrics carry argocd_app_info for the apps it owns only.
-func (r *replica) ownsApp(t *testing.T, app string) bool {
+// metric returns the first line of the replica's /metrics that match
+// accepts.
+func (r *replica) metric(t *testing.T, match func(line string) bool) (string, bool) {
 	t.Helper()
 	resp, err := http.Get("http://" + r.metrics + "/metrics")
 	if err != nil {
@@ -185,12 +185,21 @@ func (r *replica) ownsApp(t *testing.T, app string) bool {
 	scanner := bufio.NewScanner(resp.Body)
 	scanner.Buffer(make([]byte, 1<<20), 1<<20)
 	for scanner.Scan() {
-		line := scanner.Text()
-		if strings.HasPrefix(line, "argocd_app_info{") && strings.Contains(line, `name="`+app+`"`) {
-			return true
+		if line := scanner.Text(); match(line) {
+			return line, true
 		}
 	}
-	return false
+	return "", false
+}
+
+// ownsApp reports whether the replica acts on the app named app: its
+// metrics carry argocd_app_info for the apps it owns only.
+func (r *replica) ownsApp(t *testing.T, app string) bool {
+	t.Helper()
+	_, ok := r.metric(t, func(line string) bool {
+		return strings.HasPrefix(line, "argocd_app_info{") && strings.Contains(line, `name="`+app+`"`)
+	})
+	return ok
 }
 
 // kill ends the replica at once, as a node failure would.
@@ -223,20 +232,10 @@ func (r *replica) stop(t *testing.T) {
 // controller-runtime's leader_election_master_status metric.
 func (r *replica) leads(t *testing.T) bool {
 	t.Helper()
-	resp, err := http.Get("http://" + r.metrics + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	scanner := bufio.NewScanner(resp.Body)
-	scanner.Buffer(make([]byte, 1<<20), 1<<20)
-	for scanner.Scan() {
-		line := scanner.Text()
-		if strings.HasPrefix(line, "leader_election_master_status{") && strings.Contains(line, haLeaseName) {
-			return strings.HasSuffix(line, " 1")
-		}
-	}
-	return false
+	line, ok := r.metric(t, func(line string) bool {
+		return strings.HasPrefix(line, "leader_election_master_status{") && strings.Contains(line, haLeaseName)
+	})
+	return ok && strings.HasSuffix(line, " 1")
 }
 
 func (r *replica) logTail() string {

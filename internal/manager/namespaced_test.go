@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -15,13 +14,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -70,31 +67,7 @@ func TestNamespacedServerRunsWithARoleOnly(t *testing.T) {
 	forbidden := &testcluster.Refusals{}
 	cfg.WrapTransport = forbidden.Wrap
 
-	ctrl.SetLogger(logr.Discard())
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	runCtx, stop := context.WithCancel(ctx)
-	exited := make(chan error, 1)
-	go func() {
-		exited <- Run(runCtx, cfg, Options{
-			Namespace: ns, Namespaced: true, LeaderElection: true,
-			MetricsAddr: "0", HealthAddr: "0", CacheDir: t.TempDir(), RefreshPeriod: 3 * time.Second,
-			API: server.Options{Addr: ln.Addr().String(), Listener: ln, Insecure: true},
-		})
-	}()
-	t.Cleanup(func() {
-		stop()
-		select {
-		case err := <-exited:
-			if err != nil {
-				t.Errorf("manager: %v", err)
-			}
-		case <-time.After(30 * time.Second):
-			t.Error("the manager did not stop within 30 s")
-		}
-	})
+	base := runManager(t, cfg, Options{Namespace: ns, Namespaced: true, LeaderElection: true}, true)
 
 	repo := testgit.New(t)
 	files := testgit.Dir(t, "../controller/application/testdata/guestbook", "guestbook")
@@ -223,7 +196,7 @@ func TestNamespacedServerRunsWithARoleOnly(t *testing.T) {
 	})
 
 	// The API answers the controller's state of the cluster it deploys to.
-	inCluster := apiCluster(t, "http://"+ln.Addr().String(), string(initial.Data["password"]), "in-cluster")
+	inCluster := apiCluster(t, base, string(initial.Data["password"]), "in-cluster")
 	if s := inCluster.Info; s.ConnectionState.Status != clusters.ConnectionSuccessful || s.ServerVersion == "" || s.ApplicationsCount < 2 ||
 		s.CacheInfo.ResourcesCount == 0 || s.CacheInfo.LastCacheSyncTime == nil || inCluster.ConnectionState != s.ConnectionState {
 		t.Errorf("in-cluster through the API: %+v, info %+v", inCluster.ConnectionState, s)

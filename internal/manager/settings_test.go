@@ -1,6 +1,7 @@
 package manager
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net"
@@ -13,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -24,16 +26,16 @@ import (
 	"github.com/skiffcd/skiff/internal/testwait"
 )
 
-// runManager runs the manager for Skiff's namespace ns until the test
-// ends; with api, its API server too (plain HTTP on a loopback port), whose
-// base URL it returns.
-func runManager(t *testing.T, ns string, api bool) string {
+// runManager runs the manager with opts (loopback-free metrics and health,
+// a temporary cache and a 3 s refresh unless set) as cfg until the test
+// ends; with api, its API server too (plain HTTP on a loopback port),
+// whose base URL it returns.
+func runManager(t *testing.T, cfg *rest.Config, opts Options, api bool) string {
 	t.Helper()
 	ctrl.SetLogger(logr.Discard())
-	opts := Options{
-		Namespace: ns, Namespaced: true, MetricsAddr: "0", HealthAddr: "0",
-		CacheDir: t.TempDir(), RefreshPeriod: 3 * time.Second,
-	}
+	opts.MetricsAddr, opts.HealthAddr = cmp.Or(opts.MetricsAddr, "0"), cmp.Or(opts.HealthAddr, "0")
+	opts.CacheDir = cmp.Or(opts.CacheDir, t.TempDir())
+	opts.RefreshPeriod = cmp.Or(opts.RefreshPeriod, 3*time.Second)
 	base := ""
 	if api {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -46,7 +48,7 @@ func runManager(t *testing.T, ns string, api bool) string {
 	runCtx, stop := context.WithCancel(context.Background())
 	exited := make(chan error, 1)
 	go func() {
-		exited <- Run(runCtx, cluster.Config, opts)
+		exited <- Run(runCtx, cfg, opts)
 	}()
 	t.Cleanup(func() {
 		stop()
@@ -70,25 +72,14 @@ func TestKustomizeBuildOptionsApplyWithoutARestart(t *testing.T) {
 	ctx := context.Background()
 	ns := cluster.Namespace(t)
 	c := cluster.Client(t)
-	runManager(t, ns, false)
+	runManager(t, cluster.Config, Options{Namespace: ns, Namespaced: true}, false)
 
 	repo := testgit.New(t)
 	repo.Commit(map[string]string{
 		"app/kustomization.yaml": "resources: [../shared/config.yaml]\n",
 		"shared/config.yaml":     "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: shared-config}\ndata: {level: info}\n",
 	})
-	app := &v1alpha1.Application{
-		ObjectMeta: metav1.ObjectMeta{Name: "beside", Namespace: ns},
-		Spec: v1alpha1.ApplicationSpec{
-			Project:     "default",
-			Source:      &v1alpha1.ApplicationSource{RepoURL: repo.URL(), Path: "app", TargetRevision: "HEAD"},
-			Destination: v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: ns},
-			SyncPolicy:  &v1alpha1.SyncPolicy{Automated: &v1alpha1.SyncPolicyAutomated{}},
-		},
-	}
-	if err := c.Create(ctx, app); err != nil {
-		t.Fatal(err)
-	}
+	app := createAutomatedApp(t, c, ns, "beside", repo.URL(), "app")
 	waitApp(t, c, app, "a ComparisonError naming the file beside it", conditionSays(v1alpha1.ApplicationConditionComparisonError, "shared/config.yaml"))
 
 	cm := &corev1.ConfigMap{
@@ -133,24 +124,13 @@ func TestArgoCDConfigMapActionsRunThroughTheAPI(t *testing.T) {
 	if err := c.Create(ctx, cm); err != nil {
 		t.Fatal(err)
 	}
-	base := runManager(t, ns, true)
+	base := runManager(t, cluster.Config, Options{Namespace: ns, Namespaced: true}, true)
 
 	repo := testgit.New(t)
 	repo.Commit(map[string]string{
 		"app/config.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: stamped-config}\ndata: {level: info}\n",
 	})
-	app := &v1alpha1.Application{
-		ObjectMeta: metav1.ObjectMeta{Name: "stamps", Namespace: ns},
-		Spec: v1alpha1.ApplicationSpec{
-			Project:     "default",
-			Source:      &v1alpha1.ApplicationSource{RepoURL: repo.URL(), Path: "app", TargetRevision: "HEAD"},
-			Destination: v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: ns},
-			SyncPolicy:  &v1alpha1.SyncPolicy{Automated: &v1alpha1.SyncPolicyAutomated{}},
-		},
-	}
-	if err := c.Create(ctx, app); err != nil {
-		t.Fatal(err)
-	}
+	app := createAutomatedApp(t, c, ns, "stamps", repo.URL(), "app")
 	waitApp(t, c, app, "Synced", func(app *v1alpha1.Application) error {
 		if app.Status.Sync.Status != v1alpha1.SyncStatusCodeSynced {
 			return fmt.Errorf("sync status %s", app.Status.Sync.Status)
@@ -186,4 +166,23 @@ func TestArgoCDConfigMapActionsRunThroughTheAPI(t *testing.T) {
 	if stamped.Labels["stamped"] != "by-lua" {
 		t.Errorf("labels after the action: %v, want stamped=by-lua", stamped.Labels)
 	}
+}
+
+// createAutomatedApp creates an automated app of path in repoURL's HEAD,
+// deploying to ns.
+func createAutomatedApp(t *testing.T, c client.Client, ns, name, repoURL, path string) *v1alpha1.Application {
+	t.Helper()
+	app := &v1alpha1.Application{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		Spec: v1alpha1.ApplicationSpec{
+			Project:     "default",
+			Source:      &v1alpha1.ApplicationSource{RepoURL: repoURL, Path: path, TargetRevision: "HEAD"},
+			Destination: v1alpha1.ApplicationDestination{Server: "https://kubernetes.default.svc", Namespace: ns},
+			SyncPolicy:  &v1alpha1.SyncPolicy{Automated: &v1alpha1.SyncPolicyAutomated{}},
+		},
+	}
+	if err := c.Create(context.Background(), app); err != nil {
+		t.Fatal(err)
+	}
+	return app
 }
