@@ -6,6 +6,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/skiffcd/skiff/internal/server"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/util/retry"
+
 	appsv1 "k8s.io/api/apps/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -94,6 +98,48 @@ func TestAppActions(t *testing.T) {
 	if err := c.Get(ctx, key, deploy); err != nil || !deploy.Spec.Paused {
 		t.Fatalf("--core pause left the Deployment running: %v", err)
 	}
+
+	// argocd-cm's Lua actions, merged with the built-in ones, with --core.
+	setArgoCDCM(t, c, "resource.customizations.actions.apps_Deployment", "mergeBuiltinActions: true\n"+
+		"discovery.lua: |\n  return {label = {}}\n"+
+		"definitions:\n- name: label\n  action.lua: |\n    obj.metadata.labels = {[\"touched-by\"] = \"lua\"}\n    return obj\n")
+	out, err = skiff(t, "actions", "list", name, "--kind", "Deployment")
+	if err != nil || !hasRow(out, []string{"apps", "Deployment", "web", "label", "false"}) || !hasRow(out, []string{"apps", "Deployment", "web", "restart", "false"}) {
+		t.Fatalf("--core actions list with argocd-cm's Lua action: %v\n%s", err, out)
+	}
+	if out, err := skiff(t, "actions", "run", name, "label", "--kind", "Deployment"); err != nil {
+		t.Fatalf("--core label: %v\n%s", err, out)
+	}
+	if err := c.Get(ctx, key, deploy); err != nil || deploy.Labels["touched-by"] != "lua" {
+		t.Fatalf("labels after the Lua action %v (%v), want touched-by=lua", deploy.Labels, err)
+	}
+}
+
+// setArgoCDCM sets one key of argocd-cm, which tests running beside this
+// one also write, until the test ends.
+func setArgoCDCM(t *testing.T, c client.Client, key, value string) {
+	t.Helper()
+	edit := func(set func(map[string]string)) error {
+		return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			cm := &corev1.ConfigMap{}
+			if err := c.Get(context.Background(), client.ObjectKey{Namespace: appNamespace, Name: server.ConfigMapName}, cm); err != nil {
+				return err
+			}
+			if cm.Data == nil {
+				cm.Data = map[string]string{}
+			}
+			set(cm.Data)
+			return c.Update(context.Background(), cm)
+		})
+	}
+	if err := edit(func(d map[string]string) { d[key] = value }); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := edit(func(d map[string]string) { delete(d, key) }); err != nil {
+			t.Error(err)
+		}
+	})
 }
 
 // hasRow reports whether a line of a table has exactly fields.

@@ -17,7 +17,6 @@ import (
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
@@ -478,7 +477,7 @@ func addAPIServer(mgr ctrl.Manager, opts Options, apps *application.Reconciler, 
 		IgnoreDifferences: func() []v1alpha1.ResourceIgnoreDifferences {
 			return apps.Settings.Current().Resource.IgnoreRules()
 		},
-		CustomActions: resourceactions.LuaActions{Scripts: customActions(apps.Settings)},
+		CustomActions: resourceactions.LuaActions{Scripts: resourceactions.ArgoCDScripts(apps.Settings.Current)},
 		Log:           slog.New(logr.ToSlogHandler(mgr.GetLogger().WithName("api-server"))),
 	}
 	srv.ClusterStates = electedStates{elected: mgr.Elected(), local: apps}
@@ -486,24 +485,6 @@ func addAPIServer(mgr ctrl.Manager, opts Options, apps *application.Reconciler, 
 		srv.ClusterStates = sharedStates{shards.Members}
 	}
 	return mgr.Add(srv)
-}
-
-// customActions finds a kind's custom resource actions in the live
-// argocd-cm (resource.customizations.actions.<group_kind>).
-func customActions(settings *argocdcm.Source) func(gk schema.GroupKind) (resourceactions.Scripts, bool) {
-	return func(gk schema.GroupKind) (resourceactions.Scripts, bool) {
-		resource := settings.Current().Resource
-		a, ok := resource.CustomActions(gk)
-		if !ok {
-			return resourceactions.Scripts{}, false
-		}
-		scripts := resourceactions.Scripts{Discovery: a.DiscoveryLua, Actions: map[string]string{},
-			MergeBuiltin: a.MergeBuiltinActions, OpenLibs: resource.UseOpenLibs(gk)}
-		for _, d := range a.Definitions {
-			scripts.Actions[d.Name] = d.ActionLua
-		}
-		return scripts, true
-	}
 }
 
 // ownerRefresher refreshes the apps a webhook's push touched in process

@@ -12,9 +12,13 @@ import (
 	"strings"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
+	"github.com/skiffcd/skiff/internal/argocdcm"
 	"github.com/skiffcd/skiff/internal/resourceactions"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // ResourceRef names one live resource of an Application.
@@ -211,23 +215,46 @@ func (k *Kube) live(ctx context.Context, name string, r ResourceRef) (*liveTarge
 	return &liveTarget{obj: obj, writer: resourceactions.Writer{Dynamic: rend.Dynamic, Mapper: rend.Mapper}}, nil
 }
 
-// ResourceActions lists the built-in actions of r (argocd-cm's custom
-// actions need the API server).
+// catalog is the built-in actions and argocd-cm's custom ones, as the API
+// server has them. Entries of argocd-cm it cannot read are left out, as
+// the server leaves them out.
+func (k *Kube) catalog(ctx context.Context) (resourceactions.Catalog, error) {
+	cm := &corev1.ConfigMap{}
+	err := k.Client.Get(ctx, client.ObjectKey{Namespace: k.Namespace, Name: argocdcm.ConfigMapName}, cm)
+	if apierrors.IsNotFound(err) {
+		return resourceactions.Catalog{}, nil
+	}
+	if err != nil {
+		return resourceactions.Catalog{}, fmt.Errorf("reading %s: %w", argocdcm.ConfigMapName, err)
+	}
+	settings, _ := argocdcm.Parse(cm.Data)
+	return resourceactions.Catalog{Custom: resourceactions.LuaActions{
+		Scripts: resourceactions.ArgoCDScripts(func() *argocdcm.Settings { return settings })}}, nil
+}
+
+// ResourceActions lists the actions of r.
 func (k *Kube) ResourceActions(ctx context.Context, name string, r ResourceRef) ([]resourceactions.Action, error) {
 	target, err := k.live(ctx, name, r)
 	if err != nil {
 		return nil, err
 	}
-	return resourceactions.Catalog{}.List(target.obj)
+	catalog, err := k.catalog(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return catalog.List(target.obj)
 }
 
-// RunResourceAction runs a built-in action on r with the kubeconfig's
-// credentials.
+// RunResourceAction runs an action on r with the kubeconfig's credentials.
 func (k *Kube) RunResourceAction(ctx context.Context, name string, r ResourceRef, action string, params []resourceactions.Param) error {
 	target, err := k.live(ctx, name, r)
 	if err != nil {
 		return err
 	}
-	_, err = target.writer.Run(ctx, resourceactions.Catalog{}, target.obj, action, params)
+	catalog, err := k.catalog(ctx)
+	if err != nil {
+		return err
+	}
+	_, err = target.writer.Run(ctx, catalog, target.obj, action, params)
 	return err
 }
