@@ -736,6 +736,9 @@ const (
 	ApplicationConditionSharedResourceWarning   ApplicationConditionType = "SharedResourceWarning"
 	ApplicationConditionRepeatedResourceWarning ApplicationConditionType = "RepeatedResourceWarning"
 	ApplicationConditionUnsupportedField        ApplicationConditionType = "UnsupportedField"
+	// ApplicationConditionDeletionError says why a deleted app stays: a
+	// deletion waiting for its confirmation, a PostDelete hook that failed.
+	ApplicationConditionDeletionError ApplicationConditionType = "DeletionError"
 )
 
 // ApplicationCondition is a problem or warning about an Application.

@@ -3,6 +3,7 @@ package application
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -95,6 +96,8 @@ func (r *Reconciler) compare(ctx context.Context, app *v1alpha1.Application, har
 	app.Status.SourceTypes, app.Status.SourceType = sourceTypes(app)
 
 	desired := appops.DefaultNamespaces(resp.Manifests, app.Spec.Destination.Namespace, tgt.isNamespaced)
+	// PostDelete hooks hold the app, once deleted, until they have run.
+	app.Finalizers = postDeleteFinalizers(app.Finalizers, slices.ContainsFunc(desired, hook.IsPostDelete))
 	if violations := projectViolations(proj, app, desired, cluster, r.ManagedNamespace); violations != "" {
 		conds.set(v1alpha1.ApplicationConditionInvalidSpecError, violations)
 	}
