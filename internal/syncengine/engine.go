@@ -62,6 +62,10 @@ type Request struct {
 	// completed is not run again, and one it started and that still exists
 	// is waited for rather than re-created.
 	Resumed []v1alpha1.ResourceResult
+	// PruneApproved says the app's deletion approval covers this
+	// operation: without it a prune of an object with Prune=confirm stops
+	// the sync, Running, before that prune's wave (Result.Phase Running).
+	PruneApproved bool
 	// Progress, when set, is given the results so far each time hooks have
 	// been created and each time they have completed, in plan order, for
 	// the caller to record what Resumed needs. A sync without hooks never
@@ -153,6 +157,10 @@ func (r *run) execute(ctx context.Context) Result {
 		if group[0].Phase == PhaseSyncFail {
 			break // only on failure
 		}
+		if unconfirmed := r.unconfirmedPrunes(group); len(unconfirmed) > 0 {
+			return Result{Phase: v1alpha1.OperationRunning, Resources: r.results,
+				Message: MessagePruneConfirmation + " of " + AndMore(unconfirmed)}
+		}
 		first, rest := prerequisitesFirst(group)
 		for _, t := range first {
 			if err := r.do(ctx, t); err != nil {
@@ -207,6 +215,41 @@ func (r *run) execute(ctx context.Context) Result {
 	}
 	r.cleanHooks(ctx, hooksDone)
 	return Result{Phase: v1alpha1.OperationSucceeded, Message: "successfully synced (all tasks run)", Resources: r.results}
+}
+
+// MessagePruneConfirmation begins the message of a sync held before a
+// prune that waits for the app's deletion approval, as Argo CD's.
+const MessagePruneConfirmation = "waiting for pruning confirmation"
+
+// unconfirmedPrunes names the prunes of group that wait for the app's
+// deletion approval (Prune=confirm), as Argo CD names them:
+// apiVersion/Kind/name.
+func (r *run) unconfirmedPrunes(group []Task) []string {
+	if r.req.PruneApproved {
+		return nil
+	}
+	var out []string
+	for _, t := range group {
+		if t.Prune && t.Options.PruneConfirm {
+			out = append(out, ConfirmationName(t.Live))
+		}
+	}
+	return out
+}
+
+// ConfirmationName names obj in the messages of prunes and deletions that
+// wait for a confirmation, as Argo CD does: apiVersion/Kind/name.
+func ConfirmationName(obj *unstructured.Unstructured) string {
+	return obj.GetAPIVersion() + "/" + obj.GetKind() + "/" + obj.GetName()
+}
+
+// AndMore is the first of names, and how many more there are, as Argo
+// CD's confirmation messages list them.
+func AndMore(names []string) string {
+	if len(names) == 1 {
+		return names[0]
+	}
+	return fmt.Sprintf("%s and %d more resources", names[0], len(names)-1)
 }
 
 // prepare copies desired objects and marks them with the tracking id.

@@ -42,10 +42,13 @@ import (
 )
 
 const (
-	defaultRefreshPeriod        = 180 * time.Second
-	defaultSelfHealBackoff      = 5 * time.Second
-	maxSelfHealBackoff          = 3 * time.Minute
-	finalizerPollInterval       = 2 * time.Second
+	defaultRefreshPeriod   = 180 * time.Second
+	defaultSelfHealBackoff = 5 * time.Second
+	maxSelfHealBackoff     = 3 * time.Minute
+	finalizerPollInterval  = 2 * time.Second
+	// confirmationPollInterval is how often an operation held for a
+	// deletion approval looks again without being woken by the app's update.
+	confirmationPollInterval    = 10 * time.Second
 	defaultRevisionHistoryLimit = 10
 	terminationPollInterval     = time.Second
 	// Event-driven comparisons wait for an operation in its first

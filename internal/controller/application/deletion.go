@@ -105,7 +105,7 @@ func cascadeDeletion(live []*unstructured.Unstructured, appOptions []string, app
 			continue
 		}
 		if opts.DeleteConfirm && !approved {
-			unconfirmed = append(unconfirmed, describeObject(obj))
+			unconfirmed = append(unconfirmed, syncengine.ConfirmationName(obj))
 		}
 		doomed = append(doomed, obj)
 	}
@@ -120,23 +120,9 @@ func deletionWaitMessage(unconfirmed []string, err error) string {
 	case err != nil:
 		return "cannot delete the app's resources: " + err.Error()
 	case len(unconfirmed) > 0:
-		return "waiting for deletion confirmation of " + andMore(unconfirmed)
+		return "waiting for deletion confirmation of " + syncengine.AndMore(unconfirmed)
 	}
 	return ""
-}
-
-// describeObject names obj as Argo CD's confirmation messages do:
-// apiVersion/Kind/name.
-func describeObject(obj *unstructured.Unstructured) string {
-	return obj.GetAPIVersion() + "/" + obj.GetKind() + "/" + obj.GetName()
-}
-
-// andMore is the first of names, and how many more there are.
-func andMore(names []string) string {
-	if len(names) == 1 {
-		return names[0]
-	}
-	return fmt.Sprintf("%s and %d more resources", names[0], len(names)-1)
 }
 
 // runPostDeleteHooks creates the PostDelete hooks of the app's manifests
@@ -177,11 +163,11 @@ func (r *Reconciler) runPostDeleteHooks(ctx context.Context, app *v1alpha1.Appli
 		ann[clustercache.TrackingAnnotation] = clustercache.TrackingID(app.Name, obj)
 		obj.SetAnnotations(ann)
 		if err := tgt.engine.Client.Create(withAppRequests(ctx, app, false), obj, client.FieldOwner(syncengine.FieldManager)); err != nil && !apierrors.IsAlreadyExists(err) {
-			return ctrl.Result{RequeueAfter: finalizerPollInterval}, r.setDeletionError(ctx, app, fmt.Sprintf("creating PostDelete hook %s: %s", describeObject(obj), err))
+			return ctrl.Result{RequeueAfter: finalizerPollInterval}, r.setDeletionError(ctx, app, fmt.Sprintf("creating PostDelete hook %s: %s", syncengine.ConfirmationName(obj), err))
 		}
 	}
 	if len(progress.failed) > 0 {
-		return ctrl.Result{RequeueAfter: finalizerPollInterval}, r.setDeletionError(ctx, app, "PostDelete hook failed: "+andMore(progress.failed))
+		return ctrl.Result{RequeueAfter: finalizerPollInterval}, r.setDeletionError(ctx, app, "PostDelete hook failed: "+syncengine.AndMore(progress.failed))
 	}
 	if len(progress.create) > 0 || len(progress.running) > 0 {
 		return ctrl.Result{RequeueAfter: finalizerPollInterval}, nil
@@ -211,9 +197,9 @@ func postDeleteProgress(hooks []*unstructured.Unstructured, live map[clustercach
 		switch res := health.Assess(obj); res.Status {
 		case v1alpha1.HealthStatusHealthy:
 		case v1alpha1.HealthStatusDegraded:
-			s.failed = append(s.failed, fmt.Sprintf("%s: %s", describeObject(obj), res.Message))
+			s.failed = append(s.failed, fmt.Sprintf("%s: %s", syncengine.ConfirmationName(obj), res.Message))
 		default:
-			s.running = append(s.running, describeObject(obj))
+			s.running = append(s.running, syncengine.ConfirmationName(obj))
 		}
 	}
 	return s

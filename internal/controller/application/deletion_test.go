@@ -6,12 +6,15 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
 	"github.com/skiffcd/skiff/internal/clustercache"
+	"github.com/skiffcd/skiff/internal/syncengine"
 )
 
 func manifest(t *testing.T, doc string) *unstructured.Unstructured {
@@ -239,6 +242,72 @@ func TestPostDeleteFinalizers(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			if got := postDeleteFinalizers(tc.finalizers, tc.hooks); !slices.Equal(got, tc.want) {
+				t.Errorf("got %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestRequiresConfirmation(t *testing.T) {
+	tests := map[string]struct {
+		appOptions []string
+		obj        string
+		prune      bool
+		want       bool
+	}{
+		"an object without options":                {obj: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}", prune: true, want: false},
+		"Delete=confirm whether pruned or not":     {obj: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, annotations: {argocd.argoproj.io/sync-options: Delete=confirm}}", want: true},
+		"Prune=confirm of an object to prune":      {obj: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, annotations: {argocd.argoproj.io/sync-options: Prune=confirm}}", prune: true, want: true},
+		"Prune=confirm of an object git still has": {obj: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, annotations: {argocd.argoproj.io/sync-options: Prune=confirm}}", want: false},
+		"the app's Prune=confirm":                  {appOptions: []string{"Prune=confirm"}, obj: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}", prune: true, want: true},
+		"an unreadable option flags nothing":       {obj: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, annotations: {argocd.argoproj.io/sync-options: Delete}}", want: false},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			base, err := syncengine.ParseOptions(tc.appOptions)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := requiresConfirmation(base, manifest(t, tc.obj), tc.prune); got != tc.want {
+				t.Errorf("got %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestHeldForApproval(t *testing.T) {
+	started := metav1.NewTime(time.Date(2026, 12, 7, 14, 0, 0, 0, time.UTC))
+	finished := metav1.NewTime(started.Add(time.Minute))
+	waiting := syncengine.MessagePruneConfirmation + " of v1/ConfigMap/precious"
+	tests := map[string]struct {
+		state    *v1alpha1.OperationState
+		approval string
+		want     bool
+	}{
+		"a sync waiting for a confirmation that has not come": {
+			state: &v1alpha1.OperationState{Phase: v1alpha1.OperationRunning, Message: waiting, StartedAt: started}, want: true,
+		},
+		"an approval older than the operation does not count": {
+			state: &v1alpha1.OperationState{Phase: v1alpha1.OperationRunning, Message: waiting, StartedAt: started}, approval: "2026-12-07T13:00:00Z", want: true,
+		},
+		"an approval since lets it run": {
+			state: &v1alpha1.OperationState{Phase: v1alpha1.OperationRunning, Message: waiting, StartedAt: started}, approval: "2026-12-07T14:00:05Z", want: false,
+		},
+		"a sync waiting for a hook runs on": {
+			state: &v1alpha1.OperationState{Phase: v1alpha1.OperationRunning, Message: "waiting for completion of hook batch/Job/x", StartedAt: started}, want: false,
+		},
+		"a failed attempt waiting for its retry is the retry's": {
+			state: &v1alpha1.OperationState{Phase: v1alpha1.OperationRunning, Message: waiting, StartedAt: started, FinishedAt: &finished}, want: false,
+		},
+		"no operation state": {want: false},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			app := &v1alpha1.Application{Status: v1alpha1.ApplicationStatus{OperationState: tc.state}}
+			if tc.approval != "" {
+				app.Annotations = map[string]string{v1alpha1.AnnotationDeletionApproved: tc.approval}
+			}
+			if got := heldForApproval(app); got != tc.want {
 				t.Errorf("got %v, want %v", got, tc.want)
 			}
 		})
