@@ -40,8 +40,11 @@ type Engine struct {
 
 // Request is one sync of one application.
 type Request struct {
-	// App names the application; applied objects get its tracking id.
+	// App names the application; applied objects are tracked to it.
 	App string
+	// Tracking is how applied objects are marked as App's (argocd-cm's
+	// tracking method and instance label); zero means the annotation.
+	Tracking clustercache.Tracking
 	// Namespace is the destination namespace (created with CreateNamespace=true).
 	Namespace string
 	Plan      *Plan
@@ -252,7 +255,7 @@ func AndMore(names []string) string {
 	return fmt.Sprintf("%s and %d more resources", names[0], len(names)-1)
 }
 
-// prepare copies desired objects and marks them with the tracking id.
+// prepare copies desired objects and marks them as the app's.
 func (r *run) prepare() []Task {
 	tasks := make([]Task, len(r.req.Plan.Tasks))
 	r.crdKinds = map[string]bool{}
@@ -276,12 +279,7 @@ func (r *run) prepare() []Task {
 				kind, _, _ := unstructured.NestedString(obj.Object, "spec", "names", "kind")
 				r.crdKinds[group+"/"+kind] = true
 			}
-			ann := obj.GetAnnotations()
-			if ann == nil {
-				ann = map[string]string{}
-			}
-			ann[clustercache.TrackingAnnotation] = clustercache.TrackingID(r.req.App, obj)
-			obj.SetAnnotations(ann)
+			clustercache.Track(obj, r.req.App, r.req.Tracking)
 			t.Desired = obj
 		}
 		tasks[i] = t

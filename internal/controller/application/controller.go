@@ -46,6 +46,8 @@ const (
 	defaultSelfHealBackoff = 5 * time.Second
 	maxSelfHealBackoff     = 3 * time.Minute
 	finalizerPollInterval  = 2 * time.Second
+	// retrackTimeout bounds the reads of a tracking change.
+	retrackTimeout = 2 * time.Minute
 	// confirmationPollInterval is how often an operation held for a
 	// deletion approval looks again without being woken by the app's update.
 	confirmationPollInterval    = 10 * time.Second
@@ -132,6 +134,8 @@ type Reconciler struct {
 	remotes remoteSet
 	// operateNow queues an operation check of apps this replica takes over.
 	operateNow comparisonRequests
+	// retrackMu serialises settingsChanged's passes over the caches.
+	retrackMu sync.Mutex
 	// running holds the cancel of each operation under way, by app.
 	running syncmap.Map[string, context.CancelCauseFunc]
 }
@@ -167,6 +171,10 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		onEveryReplica = ptr.To(false) // each replica acts on its own apps
 	}
 	r.Cache.Subscribe(r.liveChange)
+	r.Cache.SetTracking(context.Background(), r.tracking()) // not started yet: no reads
+	if r.Settings != nil {
+		r.Settings.Subscribe(r.settingsChanged)
+	}
 	r.Repo.OnRevisionMove(r.compareAppsOnMove)
 	if r.Clusters != nil {
 		r.Clusters.Subscribe(r.clustersChanged)
@@ -200,6 +208,31 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		return fmt.Errorf("setting up the operation controller: %w", err)
 	}
 	return nil
+}
+
+// tracking is how the live argocd-cm ties objects to Applications.
+func (r *Reconciler) tracking() clustercache.Tracking {
+	if r.Settings == nil {
+		return clustercache.DefaultTracking()
+	}
+	return r.Settings.Current().Application.Tracking
+}
+
+// settingsChanged applies a new argocd-cm's tracking to every watch cache,
+// in the background (it may read objects that become tracked) and one
+// change after the other; each applies the settings in force when it runs.
+func (r *Reconciler) settingsChanged(*argocdcm.Settings) {
+	go func() {
+		r.retrackMu.Lock()
+		defer r.retrackMu.Unlock()
+		ctx, cancel := context.WithTimeout(context.Background(), retrackTimeout)
+		defer cancel()
+		t := r.tracking()
+		r.Cache.SetTracking(ctx, t)
+		for _, m := range r.remoteTargets() {
+			m.cache.SetTracking(ctx, t)
+		}
+	}()
 }
 
 // loadCapabilities reads the server version and API versions once, for

@@ -159,9 +159,7 @@ func (r *Reconciler) runPostDeleteHooks(ctx context.Context, app *v1alpha1.Appli
 	progress := postDeleteProgress(hooks, live)
 	for _, h := range progress.create {
 		obj := h.DeepCopy()
-		ann := obj.GetAnnotations()
-		ann[clustercache.TrackingAnnotation] = clustercache.TrackingID(app.Name, obj)
-		obj.SetAnnotations(ann)
+		clustercache.Track(obj, app.Name, r.tracking())
 		if err := tgt.engine.Client.Create(withAppRequests(ctx, app, false), obj, client.FieldOwner(syncengine.FieldManager)); err != nil && !apierrors.IsAlreadyExists(err) {
 			return ctrl.Result{RequeueAfter: finalizerPollInterval}, r.setDeletionError(ctx, app, fmt.Sprintf("creating PostDelete hook %s: %s", syncengine.ConfirmationName(obj), err))
 		}

@@ -215,7 +215,7 @@ func (r *Reconciler) sync(ctx context.Context, app *v1alpha1.Application, resume
 		recorded = resumed.Resources
 	}
 	result := tgt.engine.Run(withAppRequests(ctx, app, op.DryRun), syncengine.Request{
-		App: app.Name, Namespace: app.Spec.Destination.Namespace, Plan: plan, Options: opts, DryRun: op.DryRun,
+		App: app.Name, Tracking: r.tracking(), Namespace: app.Spec.Destination.Namespace, Plan: plan, Options: opts, DryRun: op.DryRun,
 		NamespaceExists:   r.namespaceExists(tgt.cache, app.Spec.Destination.Namespace),
 		IgnoreDifferences: app.Spec.IgnoreDifferences,
 		IsModified: func(desired, live *unstructured.Unstructured) bool {

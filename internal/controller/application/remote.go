@@ -241,6 +241,17 @@ func (r *Reconciler) releaseLocked(app string) {
 	}
 }
 
+// remoteTargets returns the targets of the registered clusters in use.
+func (r *Reconciler) remoteTargets() []target {
+	r.remotes.mu.Lock()
+	defer r.remotes.mu.Unlock()
+	var out []target
+	for _, m := range r.remotes.byServer {
+		out = append(out, m.current())
+	}
+	return out
+}
+
 // appsOn lists the apps that deploy to the registered cluster at server.
 func (r *Reconciler) appsOn(server string) []string {
 	r.remotes.mu.Lock()
@@ -268,6 +279,8 @@ func (r *Reconciler) startRemote(c clusters.Cluster) (*remote, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cluster %s: %w", c.Name, err)
 	}
+	live.SetTracking(context.Background(), r.tracking()) // empty yet: no reads
+
 	probeCfg := rest.CopyConfig(cfg)
 	probeCfg.Timeout = clusterProbeTimeout
 	probe, err := discovery.NewDiscoveryClientForConfig(probeCfg)
