@@ -3,6 +3,7 @@ package argocdcm
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation"
 
@@ -13,6 +14,8 @@ import (
 const (
 	keyTrackingMethod   = "application.resourceTrackingMethod"
 	keyInstanceLabelKey = "application.instanceLabelKey"
+	keyReconciliation   = "timeout.reconciliation"
+	keyHardReconcile    = "timeout.hard.reconciliation"
 )
 
 // ApplicationSettings are argocd-cm's application.* and timeout.* keys.
@@ -22,6 +25,14 @@ type ApplicationSettings struct {
 	// annotation+label; default annotation) and
 	// application.instanceLabelKey (default app.kubernetes.io/instance).
 	Tracking clustercache.Tracking
+	// Reconciliation is timeout.reconciliation, how often each app asks
+	// git for new commits (0 never); nil when unset: the controller's
+	// --app-resync then applies.
+	Reconciliation *time.Duration
+	// HardReconciliation is timeout.hard.reconciliation, how often an
+	// app's comparison renders again past the caches; 0 (the default)
+	// never.
+	HardReconciliation time.Duration
 }
 
 // parseApplication reads the application.* and timeout.* keys of data,
@@ -43,5 +54,34 @@ func parseApplication(data map[string]string, errs []error) (ApplicationSettings
 			s.Tracking.LabelKey = v
 		}
 	}
+	if v := strings.TrimSpace(data[keyReconciliation]); v != "" {
+		d, err := parseTimeout(keyReconciliation, v)
+		if err != nil {
+			errs = append(errs, err)
+		} else {
+			s.Reconciliation = &d
+		}
+	}
+	if v := strings.TrimSpace(data[keyHardReconcile]); v != "" {
+		d, err := parseTimeout(keyHardReconcile, v)
+		if err != nil {
+			errs = append(errs, err)
+		} else {
+			s.HardReconciliation = d
+		}
+	}
 	return s, errs
+}
+
+// parseTimeout reads a timeout.* value: a duration as Go and Argo CD write
+// them ("180s", "3m"), not negative.
+func parseTimeout(key, v string) (time.Duration, error) {
+	d, err := time.ParseDuration(v)
+	switch {
+	case err != nil:
+		return 0, fmt.Errorf("%s: %q is not a duration (write it as 180s or 3m)", key, v)
+	case d < 0:
+		return 0, fmt.Errorf("%s: %q is negative", key, v)
+	}
+	return d, nil
 }

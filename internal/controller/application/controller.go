@@ -97,7 +97,9 @@ type Reconciler struct {
 	// Schemas gives custom resources' defaults to comparisons; nil means
 	// those of the CRDs Skiff ships only.
 	Schemas diff.Schemas
-	// RefreshPeriod is how often each app is compared; default 180 s, polls spread over its last 10 %.
+	// RefreshPeriod is how often each app is compared when argocd-cm's
+	// timeout.reconciliation is unset; default 180 s, polls spread over
+	// its last 10 %.
 	RefreshPeriod time.Duration
 	// CompareWorkers and OperationWorkers size the two work queues.
 	CompareWorkers, OperationWorkers int
@@ -110,6 +112,9 @@ type Reconciler struct {
 	kubeVersion string
 	apiVersions []string
 	polls       pollSchedule
+	// hardRefreshes holds when each app's comparison last rendered past
+	// the caches on timeout.hard.reconciliation's account.
+	hardRefreshes hardRefreshSchedule
 	// diffs remembers the last answers of the diff for each app's objects:
 	// most pairs compared are the same as the time before.
 	diffs diff.Memo
@@ -418,6 +423,7 @@ func (r *Reconciler) reconcileCompare(ctx context.Context, req ctrl.Request) (ct
 	if wait := compareDeferral(app, refresh != "", begun, known, start); wait > 0 {
 		return ctrl.Result{RequeueAfter: wait}, nil
 	}
+	period := r.refreshPeriod()
 	maxAge := time.Duration(0)
 	switch {
 	case refresh != "":
@@ -429,10 +435,11 @@ func (r *Reconciler) reconcileCompare(ctx context.Context, req ctrl.Request) (ct
 		if !askedAt.IsZero() {
 			maxAge = max(start.Sub(askedAt), time.Nanosecond)
 		}
-	case r.polls.take(app.Name, start, r.RefreshPeriod):
-		maxAge = pollShareWindow(r.RefreshPeriod)
+	case r.polls.take(app.Name, start, period):
+		maxAge = pollShareWindow(period)
 	}
-	if refresh == "" && r.unchanged(ctx, app, maxAge) {
+	hard := refresh == v1alpha1.RefreshHard || r.hardRefreshes.due(app.Name, start, r.hardRefreshPeriod())
+	if refresh == "" && !hard && r.unchanged(ctx, app, maxAge) {
 		observeComparison(app, comparisonReused)
 		return r.recordCompared(ctx, app, maxAge > 0, start)
 	}
@@ -441,10 +448,10 @@ func (r *Reconciler) reconcileCompare(ctx context.Context, req ctrl.Request) (ct
 	observeComparison(app, comparisonComputed)
 	prevHealth := app.Status.Health.Status
 
-	cmp := r.compare(ctx, app, refresh == v1alpha1.RefreshHard, maxAge, nil)
+	cmp := r.compare(ctx, app, hard, maxAge, nil)
 	healIn := r.autoSync(app, cmp)
 	delete(app.Annotations, v1alpha1.AnnotationRefresh)
-	if !statusWriteNeeded(orig, app, maxAge > 0, r.now(), r.RefreshPeriod) {
+	if !statusWriteNeeded(orig, app, maxAge > 0, r.now(), period) {
 		r.rememberComparison(app, cmp)
 		observeReconcile(app, r.now().Sub(start))
 		return ctrl.Result{RequeueAfter: r.nextComparison(app.Name, healIn)}, nil
@@ -475,13 +482,39 @@ func (r *Reconciler) reconcileCompare(ctx context.Context, req ctrl.Request) (ct
 }
 
 // nextComparison is how long until app is compared again: at its next
-// poll, or when a self-heal's back-off ends if that is sooner.
+// poll, or when a self-heal's back-off ends if that is sooner; 0 (none)
+// when polls are off and no self-heal waits.
 func (r *Reconciler) nextComparison(app string, healIn time.Duration) time.Duration {
-	wait := r.polls.wait(app, r.now(), r.RefreshPeriod)
-	if healIn > 0 && healIn < wait {
-		return healIn
+	return sooner(r.polls.wait(app, r.now(), r.refreshPeriod()), healIn)
+}
+
+// sooner is the sooner of two waits, 0 standing for none.
+func sooner(a, b time.Duration) time.Duration {
+	if a == 0 || b > 0 && b < a {
+		return b
 	}
-	return wait
+	return a
+}
+
+// refreshPeriod is how often each app asks git for new commits: argocd-cm's
+// timeout.reconciliation when set (0: never), else RefreshPeriod
+// (--app-resync).
+func (r *Reconciler) refreshPeriod() time.Duration {
+	if r.Settings != nil {
+		if d := r.Settings.Current().Application.Reconciliation; d != nil {
+			return *d
+		}
+	}
+	return r.RefreshPeriod
+}
+
+// hardRefreshPeriod is argocd-cm's timeout.hard.reconciliation: how often
+// an app's comparison renders past the caches (0: never).
+func (r *Reconciler) hardRefreshPeriod() time.Duration {
+	if r.Settings == nil {
+		return 0
+	}
+	return r.Settings.Current().Application.HardReconciliation
 }
 
 // recordCompared ends a comparison that found nothing new (unchanged): only
@@ -489,7 +522,7 @@ func (r *Reconciler) nextComparison(app string, healIn time.Duration) time.Durat
 // comparison's are (statusWriteNeeded).
 func (r *Reconciler) recordCompared(ctx context.Context, app *v1alpha1.Application, poll bool, start time.Time) (ctrl.Result, error) {
 	now := r.now()
-	if timestampsDue(app, poll, now, r.RefreshPeriod) {
+	if timestampsDue(app, poll, now, r.refreshPeriod()) {
 		if err := r.writeComparedAt(ctx, app, metav1.NewTime(now)); err != nil {
 			r.compared.forget(app.Name)
 			if apierrors.IsConflict(err) {
@@ -500,7 +533,7 @@ func (r *Reconciler) recordCompared(ctx context.Context, app *v1alpha1.Applicati
 		r.compared.moved(app.Name, app.ResourceVersion)
 	}
 	observeReconcile(app, r.now().Sub(start))
-	return ctrl.Result{RequeueAfter: r.polls.wait(app.Name, r.now(), r.RefreshPeriod)}, nil
+	return ctrl.Result{RequeueAfter: r.polls.wait(app.Name, r.now(), r.refreshPeriod())}, nil
 }
 
 // writeComparedAt writes app's reconciledAt and observedAt, and nothing

@@ -107,3 +107,31 @@ func TestSwitchingToLabelTrackingKeepsAppsSynced(t *testing.T) {
 		t.Error("a prune took the ConfigMap git still has")
 	}
 }
+
+// argocd-cm's timeout.reconciliation, not the controller's own period,
+// says how often apps ask git for new commits.
+func TestReconciliationTimeoutFromArgocdCM(t *testing.T) {
+	ctx := context.Background()
+	argocd, dest := cluster.Namespace(t), cluster.Namespace(t)
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: argocdcm.ConfigMapName, Namespace: argocd},
+		Data: map[string]string{"timeout.reconciliation": "2s"}}
+	if err := cluster.Client(t).Create(ctx, cm); err != nil {
+		t.Fatal(err)
+	}
+	settings := startSettings(t, argocd)
+	testwait.Eventually(t, "argocd-cm's timeout to apply", func() bool {
+		d := settings.Current().Application.Reconciliation
+		return d != nil && *d == 2*time.Second
+	})
+	c, _ := startReconciler(t, argocd, 10*time.Minute, func(r *Reconciler) { r.Settings = settings })
+	repo := testgit.New(t)
+	repo.Commit(testgit.Dir(t, "testdata/tracking", "app"))
+	app := newApp(argocd, "polled", repo.URL(), "app", dest, nil)
+	if err := c.Create(ctx, app); err != nil {
+		t.Fatal(err)
+	}
+	key := client.ObjectKeyFromObject(app)
+	waitApp(t, c, key, "the first comparison", func(a *v1alpha1.Application) bool { return a.Status.Sync.Revision != "" })
+	sha := repo.Commit(map[string]string{"app/extra.yaml": ""})
+	waitApp(t, c, key, "a poll within seconds to see the commit", func(a *v1alpha1.Application) bool { return a.Status.Sync.Revision == sha })
+}
