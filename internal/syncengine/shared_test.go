@@ -12,16 +12,13 @@ import (
 )
 
 func TestSharedWith(t *testing.T) {
+	var object func(trackedBy string) *unstructured.Unstructured
 	labelled := func(app string) *unstructured.Unstructured {
-		u := &unstructured.Unstructured{}
-		u.SetAPIVersion("v1")
-		u.SetKind("ConfigMap")
-		u.SetNamespace("shop")
-		u.SetName("settings")
+		u := object("")
 		u.SetLabels(map[string]string{clustercache.InstanceLabel: app})
 		return u
 	}
-	object := func(trackedBy string) *unstructured.Unstructured {
+	object = func(trackedBy string) *unstructured.Unstructured {
 		u := &unstructured.Unstructured{}
 		u.SetAPIVersion("v1")
 		u.SetKind("ConfigMap")

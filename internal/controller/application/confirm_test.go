@@ -63,7 +63,7 @@ func TestPruneConfirmHoldsTheSyncUntilApproved(t *testing.T) {
 	requestSync(t, c, app, v1alpha1.SyncOperation{Revision: sha, Prune: true})
 
 	const want = "waiting for pruning confirmation of v1/ConfigMap/precious"
-	app = waitApp(t, c, key, "the sync to wait for the confirmation", func(a *v1alpha1.Application) bool {
+	waitApp(t, c, key, "the sync to wait for the confirmation", func(a *v1alpha1.Application) bool {
 		s := a.Status.OperationState
 		return s != nil && s.Phase == v1alpha1.OperationRunning && s.Message == want
 	})

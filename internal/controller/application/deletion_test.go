@@ -10,21 +10,11 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/yaml"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
 	"github.com/skiffcd/skiff/internal/clustercache"
 	"github.com/skiffcd/skiff/internal/syncengine"
 )
-
-func manifest(t *testing.T, doc string) *unstructured.Unstructured {
-	t.Helper()
-	u := &unstructured.Unstructured{}
-	if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil {
-		t.Fatal(err)
-	}
-	return u
-}
 
 func names(objs []*unstructured.Unstructured) []string {
 	var out []string
@@ -92,11 +82,7 @@ func TestCascadeDeletion(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			var live []*unstructured.Unstructured
-			for _, doc := range tc.live {
-				live = append(live, manifest(t, doc))
-			}
-			doomed, unconfirmed, err := cascadeDeletion(live, tc.appOptions, tc.approved)
+			doomed, unconfirmed, err := cascadeDeletion(decodeObjects(t, tc.live), tc.appOptions, tc.approved)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) || doomed != nil {
 					t.Fatalf("got %v, %v, want error %q and nothing deleted", names(doomed), err, tc.wantErr)
@@ -173,16 +159,11 @@ func TestPostDeleteProgress(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			var hooks []*unstructured.Unstructured
-			for _, doc := range tc.hooks {
-				hooks = append(hooks, manifest(t, doc))
-			}
 			live := map[clustercache.ResourceKey]*unstructured.Unstructured{}
-			for _, doc := range tc.live {
-				obj := manifest(t, doc)
+			for _, obj := range decodeObjects(t, tc.live) {
 				live[clustercache.KeyOf(obj)] = obj
 			}
-			got := postDeleteProgress(hooks, live)
+			got := postDeleteProgress(decodeObjects(t, tc.hooks), live)
 			if !slices.Equal(names(got.create), tc.wantCreate) || !slices.Equal(got.running, tc.wantRunning) || !slices.Equal(got.failed, tc.wantFailed) {
 				t.Errorf("got create %v running %v failed %v, want %v %v %v",
 					names(got.create), got.running, got.failed, tc.wantCreate, tc.wantRunning, tc.wantFailed)
@@ -207,11 +188,7 @@ func TestHooksToClean(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			var hooks []*unstructured.Unstructured
-			for _, doc := range tc.hooks {
-				hooks = append(hooks, manifest(t, doc))
-			}
-			if got := names(hooksToClean(hooks)); !slices.Equal(got, tc.want) {
+			if got := names(hooksToClean(decodeObjects(t, tc.hooks))); !slices.Equal(got, tc.want) {
 				t.Errorf("got %v, want %v", got, tc.want)
 			}
 		})
@@ -268,7 +245,7 @@ func TestRequiresConfirmation(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := requiresConfirmation(base, manifest(t, tc.obj), tc.prune); got != tc.want {
+			if got := requiresConfirmation(base, decodeObjects(t, []string{tc.obj})[0], tc.prune); got != tc.want {
 				t.Errorf("got %v, want %v", got, tc.want)
 			}
 		})
