@@ -202,6 +202,43 @@ func (r *replica) kill(t *testing.T) {
 	<-r.done
 }
 
+// stop ends the replica as a rolling update does (SIGTERM) and waits for
+// it to exit, which must be cleanly.
+func (r *replica) stop(t *testing.T) {
+	t.Helper()
+	if err := syscall.Kill(r.cmd.Process.Pid, syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-r.done:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("replica %s still runs 30 s after SIGTERM:\n%s", r.name, r.logTail())
+	}
+	if code := r.cmd.ProcessState.ExitCode(); code != 0 {
+		t.Fatalf("replica %s exited with %d after SIGTERM:\n%s", r.name, code, r.logTail())
+	}
+}
+
+// leads reports whether the replica holds the leader Lease, from
+// controller-runtime's leader_election_master_status metric.
+func (r *replica) leads(t *testing.T) bool {
+	t.Helper()
+	resp, err := http.Get("http://" + r.metrics + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	scanner := bufio.NewScanner(resp.Body)
+	scanner.Buffer(make([]byte, 1<<20), 1<<20)
+	for scanner.Scan() {
+		line := scanner.Text()
+		if strings.HasPrefix(line, "leader_election_master_status{") && strings.Contains(line, haLeaseName) {
+			return strings.HasSuffix(line, " 1")
+		}
+	}
+	return false
+}
+
 func (r *replica) logTail() string {
 	data, _ := os.ReadFile(r.logPath)
 	if len(data) > 8000 {

@@ -10,11 +10,13 @@ import (
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
 	"github.com/skiffcd/skiff/internal/clusters"
+	"github.com/skiffcd/skiff/internal/shard"
 	"github.com/skiffcd/skiff/internal/testgit"
 )
 
@@ -193,4 +195,47 @@ func TestThreeReplicasShareTheAppsAndTakeOverADeadOnesOperations(t *testing.T) {
 			t.Errorf("app %s: %d history entries, want one", app.Name, len(got.Status.History))
 		}
 	}
+
+	// A replica stopped as a rolling update stops it releases its Lease
+	// once its workers have returned: the last one takes its apps at its
+	// next listing rather than after the lease duration.
+	memberLeases := func() int {
+		var leases coordinationv1.LeaseList
+		if err := c.List(ctx, &leases, client.InNamespace(ns), client.MatchingLabels{shard.MemberLabel: "true"}); err != nil {
+			t.Fatal(err)
+		}
+		return len(leases.Items)
+	}
+	before := memberLeases()
+	// The survivor that leads (one does, since the kill) stops; the last
+	// takes over its apps and the leader Lease.
+	leaving, last := survivors[0], survivors[1]
+	waitFor(t, "one survivor to lead", func() error {
+		if leaving.leads(t) == last.leads(t) {
+			return fmt.Errorf("replica %s leads: %v, replica %s: %v", leaving.name, leaving.leads(t), last.name, last.leads(t))
+		}
+		return nil
+	})
+	if last.leads(t) {
+		leaving, last = last, leaving
+	}
+	leaving.stop(t)
+	stopped := time.Now()
+	if after := memberLeases(); after != before-1 {
+		t.Errorf("%d member Leases after replica %s stopped, want %d: it keeps its Lease", after, leaving.name, before-1)
+	}
+	waitFor(t, "the last replica to lead", func() error {
+		if !last.leads(t) {
+			return fmt.Errorf("replica %s does not lead", last.name)
+		}
+		return nil
+	})
+	// Left to expire, the leader Lease would take a lease duration.
+	took = time.Since(stopped)
+	t.Logf("replica %s led %v after replica %s stopped", last.name, took.Round(100*time.Millisecond), leaving.name)
+	if took >= haLeaseDuration {
+		t.Errorf("replica %s led %v after the leader stopped, want within the lease duration (%v): the leader Lease was not released", last.name, took.Round(100*time.Millisecond), haLeaseDuration)
+	}
+	waitFor(t, "the last replica to own every app", func() error { return allOwnedOnce([]*replica{last}) })
+	t.Logf("replica %s took the apps of replica %s %v after it stopped", last.name, leaving.name, time.Since(stopped).Round(100*time.Millisecond))
 }

@@ -10,7 +10,8 @@
 // change applies without a restart, and tells its subscribers.
 //
 // Files: settings.go (Settings, Parse, Source), resource.go (the
-// resource.* keys), application.go (the application.* and timeout.* keys).
+// resource.* keys), application.go (the application.* and timeout.* keys),
+// kustomize.go (kustomize.buildOptions).
 package argocdcm
 
 import (
@@ -22,6 +23,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
+
+	"github.com/skiffcd/skiff/internal/render"
 )
 
 // ConfigMapName is the ConfigMap Argo CD keeps its settings in.
@@ -33,6 +36,8 @@ const ConfigMapName = "argocd-cm"
 type Settings struct {
 	Resource    ResourceSettings
 	Application ApplicationSettings
+	// Kustomize are the kustomize build flags of every app.
+	Kustomize render.KustomizeOptions
 }
 
 // Parse reads data, argocd-cm's data, into Settings. Every invalid entry is
@@ -42,6 +47,7 @@ func Parse(data map[string]string) (*Settings, []error) {
 	var errs []error
 	s.Resource, errs = parseResource(data, errs)
 	s.Application, errs = parseApplication(data, errs)
+	s.Kustomize, errs = parseKustomize(data, errs)
 	return &s, errs
 }
 

@@ -7,9 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/skiffcd/skiff/internal/argocdcm"
+	"github.com/skiffcd/skiff/internal/render"
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
@@ -21,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
@@ -110,9 +113,12 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 		LeaderElection:          opts.LeaderElection,
 		LeaderElectionID:        "skiff-controller-leader",
 		LeaderElectionNamespace: opts.Namespace,
-		LeaseDuration:           durationOrNil(opts.LeaseDuration),
-		RenewDeadline:           durationOrNil(opts.RenewDeadline),
-		RetryPeriod:             durationOrNil(opts.RetryPeriod),
+		// The process ends as soon as the manager has stopped, so the
+		// leader may hand its Lease over then rather than let it expire.
+		LeaderElectionReleaseOnCancel: true,
+		LeaseDuration:                 durationOrNil(opts.LeaseDuration),
+		RenewDeadline:                 durationOrNil(opts.RenewDeadline),
+		RetryPeriod:                   durationOrNil(opts.RetryPeriod),
 		Cache: cache.Options{
 			// All namespaces unless namespaced: Rollouts live next to their workloads.
 			DefaultNamespaces: watchedNamespaces(opts),
@@ -197,6 +203,9 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 	}
 	if err := mgr.Start(ctx); err != nil {
 		return fmt.Errorf("running controller manager: %w", err)
+	}
+	if shards != nil {
+		return releaseShare(shards.Members)
 	}
 	return nil
 }
@@ -321,6 +330,7 @@ func addApplicationController(mgr ctrl.Manager, cfg *rest.Config, opts Options, 
 	repo, err := reposerver.NewInDir(opts.CacheDir, reposerver.Options{
 		Credentials: reposerver.SecretCredentials(config, opts.Namespace),
 		Projects:    reposerver.CachedProjects(mgr.GetCache(), opts.Namespace),
+		Kustomize:   func() render.KustomizeOptions { return settings.Current().Kustomize },
 	})
 	if err != nil {
 		return nil, err
@@ -333,7 +343,7 @@ func addApplicationController(mgr ctrl.Manager, cfg *rest.Config, opts Options, 
 	if err != nil {
 		return nil, fmt.Errorf("building discovery client: %w", err)
 	}
-	if err := mgr.Add(runnable{onEveryReplica: shards != nil, run: func(ctx context.Context) error {
+	if err := mgr.Add(shard.Runnable{OnEveryReplica: shards != nil, Run: func(ctx context.Context) error {
 		if err := live.Start(ctx); err != nil {
 			return err
 		}
@@ -440,7 +450,7 @@ func addAPIServer(mgr ctrl.Manager, opts Options, apps *application.Reconciler, 
 		ArgoCDSettings: apps.Settings,
 		APIReader:      mgr.GetAPIReader(),
 		Namespace:      opts.Namespace,
-		Refresher: ownerRefresher{owns: appOwner(mgr, shards), local: apps,
+		Refresher: ownerRefresher{owns: appOwner(mgr, shards), local: apps, annotating: &sync.WaitGroup{},
 			remote: &server.AnnotationRefresher{Client: mgr.GetClient(), Namespace: opts.Namespace, Forget: apps.Repo.Forget}},
 		Repo:        apps.Repo,
 		Dynamic:     dyn,
@@ -461,11 +471,20 @@ func addAPIServer(mgr ctrl.Manager, opts Options, apps *application.Reconciler, 
 // ownerRefresher refreshes the apps a webhook's push touched in process
 // when this replica acts on them (it owns them, or leads when replicas do
 // not share the work), and otherwise through the refresh annotation, which
-// their owner acts on.
+// their owner acts on. The annotations are written after the webhook has
+// been answered, as Argo CD handles its webhooks: a push touching hundreds
+// of other replicas' apps took 3 to 5 s of PATCHes, near a Git host's 10 s
+// timeout. A failed write is logged; the app's next poll still sees the
+// commit.
 type ownerRefresher struct {
 	owns          func(app string) bool
 	local, remote server.Refresher
+	// annotating counts the annotation writes under way (tests wait on it).
+	annotating *sync.WaitGroup
 }
+
+// annotationTimeout bounds the writing of one push's refresh annotations.
+const annotationTimeout = 2 * time.Minute
 
 // RefreshApps implements server.Refresher.
 func (o ownerRefresher) RefreshApps(ctx context.Context, repoURL string, apps []string) error {
@@ -477,13 +496,19 @@ func (o ownerRefresher) RefreshApps(ctx context.Context, repoURL string, apps []
 			there = append(there, app)
 		}
 	}
-	if len(here) > 0 {
-		if err := o.local.RefreshApps(ctx, repoURL, here); err != nil {
-			return err
-		}
-	}
 	if len(there) > 0 {
-		return o.remote.RefreshApps(ctx, repoURL, there)
+		o.annotating.Add(1)
+		go func() {
+			defer o.annotating.Done()
+			ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), annotationTimeout)
+			defer cancel()
+			if err := o.remote.RefreshApps(ctx, repoURL, there); err != nil {
+				log.FromContext(ctx).Error(err, "asking other replicas to refresh the apps of a push", "repo", repoURL, "apps", len(there))
+			}
+		}()
+	}
+	if len(here) > 0 {
+		return o.local.RefreshApps(ctx, repoURL, here)
 	}
 	return nil
 }

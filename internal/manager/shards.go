@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/google/uuid"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -75,14 +76,13 @@ func appControllersRun(mgr ctrl.Manager, shards *shard.Sharder) <-chan struct{} 
 	return always
 }
 
-// runnable is a function the manager runs, on every replica or on the
-// leader only.
-type runnable struct {
-	onEveryReplica bool
-	run            func(ctx context.Context) error
+// releaseShare gives up this replica's share once the manager has stopped
+// cleanly (every controller's workers have returned): the other replicas
+// take its apps at their next listing, a retry period, instead of after
+// the lease duration, so a rolling update barely pauses them. A manager
+// that did not stop cleanly leaves its Lease to expire.
+func releaseShare(members *shard.Membership) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return members.Release(ctx)
 }
-
-func (r runnable) Start(ctx context.Context) error { return r.run(ctx) }
-
-// NeedLeaderElection implements manager.LeaderElectionRunnable.
-func (r runnable) NeedLeaderElection() bool { return !r.onEveryReplica }

@@ -80,7 +80,7 @@ func kustomizeBuild(ctx context.Context, j job) ([]jobOutput, error) {
 	if err := refuseRemote(fSys, memDir, map[string]bool{}); err != nil {
 		return nil, err
 	}
-	resMap, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(fSys, memDir)
+	resMap, err := krusty.MakeKustomizer(req.Kustomize.krustyOptions()).Run(fSys, memDir)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}

@@ -41,6 +41,9 @@ type Request struct {
 	ImmutableRoot bool
 	// Limits bound the render; the zero value means DefaultLimits.
 	Limits Limits
+	// Kustomize are the kustomize build flags of every app (argocd-cm's
+	// kustomize.buildOptions).
+	Kustomize KustomizeOptions
 	// FetchDependency downloads the Helm dependencies that a chart names
 	// and charts/ lacks; it decides which repositories may be asked. Nil
 	// refuses every such dependency.

@@ -64,6 +64,9 @@ type Options struct {
 	Workers *render.Pool
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Kustomize gives the kustomize build flags in force for every app
+	// (argocd-cm's kustomize.buildOptions); nil means kustomize's defaults.
+	Kustomize func() render.KustomizeOptions
 }
 
 // ProjectFunc returns the AppProject named name ("" is the default one).
@@ -185,6 +188,10 @@ type Request struct {
 	// with the revisions and no manifests, and decodes nothing. Hard
 	// ignores it.
 	Unless string
+
+	// kustomize is Options.Kustomize's answer when Manifests began: the
+	// render and its cache key use the same flags.
+	kustomize render.KustomizeOptions
 }
 
 // Response is what the sources rendered to.
@@ -222,6 +229,9 @@ func (s *Server) Manifests(ctx context.Context, req Request) (*Response, error) 
 	resp := &Response{Revisions: make([]string, len(resolved))}
 	for i, r := range resolved {
 		resp.Revisions[i] = r.revision
+	}
+	if s.opts.Kustomize != nil {
+		req.kustomize = s.opts.Kustomize()
 	}
 
 	key, err := cacheKey(req, resp.Revisions)
@@ -375,7 +385,7 @@ func (s *Server) render(ctx context.Context, req Request, resolved []resolvedRev
 			Root: roots[i], ImmutableRoot: true, Path: path, Source: src,
 			AppName: req.AppName, Namespace: req.Namespace,
 			KubeVersion: req.KubeVersion, APIVersions: req.APIVersions,
-			RefRoots: refRoots, Limits: s.opts.Limits,
+			RefRoots: refRoots, Limits: s.opts.Limits, Kustomize: req.kustomize,
 			FetchDependency: s.dependencyFetcher(req.Project), Workers: s.opts.Workers,
 		})
 		if err != nil {
@@ -556,7 +566,8 @@ func cacheKey(req Request, revisions []string) (string, error) {
 		APIVersions                 []string
 		Sources                     []v1alpha1.ApplicationSource
 		Revisions                   []string
-	}{req.AppName, req.Namespace, req.KubeVersion, req.APIVersions, req.Sources, revisions})
+		Kustomize                   render.KustomizeOptions
+	}{req.AppName, req.Namespace, req.KubeVersion, req.APIVersions, req.Sources, revisions, req.kustomize})
 	if err != nil {
 		return "", fmt.Errorf("hashing the request: %w", err)
 	}

@@ -137,10 +137,28 @@ func (m *Membership) View() (members []string, ok bool) {
 func (*Membership) NeedLeaderElection() bool { return false }
 
 // Start renews and lists every RetryPeriod until ctx ends. The Lease is
-// left to expire rather than deleted: the replica may still be finishing
-// work as it stops.
+// not deleted then: the replica may still be finishing work as it stops;
+// Release gives it up once that work has ended.
 func (m *Membership) Start(ctx context.Context) error {
 	wait.UntilWithContext(ctx, m.tick, m.RetryPeriodOrDefault())
+	return nil
+}
+
+// Release deletes this replica's Lease, so that the others take its apps at
+// their next listing instead of after LeaseDuration. Call it only after
+// Start has returned and every worker acting on the apps has stopped: from
+// then on this replica writes nothing. The delete is conditioned on the
+// Lease being the one this replica last wrote.
+func (m *Membership) Release(ctx context.Context) error {
+	own := m.own
+	if own == nil {
+		return nil // never renewed, or the last renewal failed: it expires
+	}
+	err := m.Client.Delete(ctx, own, client.Preconditions{UID: &own.UID, ResourceVersion: &own.ResourceVersion})
+	if err := client.IgnoreNotFound(err); err != nil {
+		return fmt.Errorf("releasing the Lease %s: %w", own.Name, err)
+	}
+	m.own = nil
 	return nil
 }
 

@@ -197,3 +197,47 @@ func TestMembersShareTheAppsAndNeverOwnOneTogether(t *testing.T) {
 		t.Errorf("a took back b's apps %v after b stopped, want within %v", took, limit)
 	}
 }
+
+// A replica that stops cleanly and releases its Lease hands its apps over
+// at the others' next listing, not a lease duration later.
+func TestAReleasedShareIsTakenAtOnce(t *testing.T) {
+	ns := cluster.Namespace(t)
+	c := cluster.Client(t)
+	apps := createApps(t, c, ns, 30)
+	a := startMember(t, ns, "replica-a")
+	b := startMember(t, ns, "replica-b")
+	testwait.Eventually(t, "both replicas to hold a share", func() error {
+		owned, orphans, err := ownership(apps, a, b)
+		if err != nil {
+			return err
+		}
+		if orphans > 0 || owned[0] == 0 || owned[1] == 0 {
+			return fmt.Errorf("a owns %d, b %d, no one %d", owned[0], owned[1], orphans)
+		}
+		return nil
+	}, testwait.Timeout(30*time.Second))
+
+	b.stop()
+	stopped := time.Now()
+	if err := b.Members.Release(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	testwait.Eventually(t, "replica a to take b's released apps", func() error {
+		if owned, _, _ := ownership(apps, a); owned[0] != len(apps) {
+			return fmt.Errorf("a owns %d of %d", owned[0], len(apps))
+		}
+		return nil
+	}, testwait.Timeout(30*time.Second), testwait.Interval(20*time.Millisecond))
+	took := time.Since(stopped)
+	t.Logf("a took b's apps %v after b released its Lease", took.Round(10*time.Millisecond))
+	if limit := 2*testRetryPeriod + 500*time.Millisecond; took > limit {
+		t.Errorf("a took b's apps %v after b released its Lease, want within %v (the lease duration is %v)", took, limit, testLeaseDuration)
+	}
+	var leases coordinationv1.LeaseList
+	if err := c.List(context.Background(), &leases, client.InNamespace(ns), client.MatchingLabels{MemberLabel: "true"}); err != nil {
+		t.Fatal(err)
+	}
+	if len(leases.Items) != 1 {
+		t.Errorf("%d member Leases after b released its own, want 1", len(leases.Items))
+	}
+}

@@ -8,9 +8,12 @@ package application
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/skiffcd/skiff/internal/shard"
 
 	"github.com/skiffcd/skiff/internal/argocdcm"
 
@@ -143,6 +146,8 @@ type Reconciler struct {
 	retrackMu sync.Mutex
 	// running holds the cancel of each operation under way, by app.
 	running syncmap.Map[string, context.CancelCauseFunc]
+	// comparing holds the cancel of each comparison under way, by app.
+	comparing syncmap.Map[string, context.CancelCauseFunc]
 }
 
 func (r *Reconciler) now() time.Time {
@@ -184,7 +189,13 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.Clusters != nil {
 		r.Clusters.Subscribe(r.clustersChanged)
 	}
-	if err := mgr.Add(stopper{r.stopClusters, r.Shards != nil}); err != nil {
+	// The registered clusters in use stop with the manager.
+	stopClusters := shard.Runnable{OnEveryReplica: r.Shards != nil, Run: func(ctx context.Context) error {
+		<-ctx.Done()
+		r.stopClusters()
+		return nil
+	}}
+	if err := mgr.Add(stopClusters); err != nil {
 		return err
 	}
 
@@ -397,6 +408,12 @@ func (r *Reconciler) reconcileCompare(ctx context.Context, req ctrl.Request) (ct
 	}
 	// Lost while it ran: its metric series go with it, not back.
 	defer r.forgetSeriesIfLost(req.NamespacedName)
+	// Lost while it ran: the comparison stops and writes nothing (the new
+	// owner compares the app itself).
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	r.comparing.Store(req.Name, cancel)
+	defer r.comparing.Delete(req.Name)
 	app := &v1alpha1.Application{}
 	if err := r.Client.Get(ctx, req.NamespacedName, app); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -449,6 +466,9 @@ func (r *Reconciler) reconcileCompare(ctx context.Context, req ctrl.Request) (ct
 	prevHealth := app.Status.Health.Status
 
 	cmp := r.compare(ctx, app, hard, maxAge, nil)
+	if errors.Is(context.Cause(ctx), errAppMoved) || !r.owns(app.Name) {
+		return ctrl.Result{}, nil
+	}
 	healIn := r.autoSync(app, cmp)
 	delete(app.Annotations, v1alpha1.AnnotationRefresh)
 	if !statusWriteNeeded(orig, app, maxAge > 0, r.now(), period) {

@@ -18,7 +18,8 @@ type Shards interface {
 	Subscribe(fn func(gained, lost []string))
 }
 
-// errAppMoved cancels an operation whose app another replica took over.
+// errAppMoved cancels an operation or a comparison whose app another
+// replica took over.
 var errAppMoved = errors.New("the app moved to another replica")
 
 // takeOverWait bounds how long queuing the apps a replica gained may wait
@@ -36,6 +37,9 @@ func (r *Reconciler) owns(app string) bool {
 func (r *Reconciler) shardsMoved(gained, lost []string) {
 	for _, app := range lost {
 		if cancel, ok := r.running.Load(app); ok {
+			cancel(errAppMoved)
+		}
+		if cancel, ok := r.comparing.Load(app); ok {
 			cancel(errAppMoved)
 		}
 		r.forgetApp(client.ObjectKey{Namespace: r.Namespace, Name: app})
@@ -75,19 +79,3 @@ func (r *Reconciler) forgetSeriesIfLost(key client.ObjectKey) {
 		forgetAppSeries(key.Namespace, key.Name)
 	}
 }
-
-// stopper stops the registered clusters in use when the manager stops; it
-// runs on every replica when replicas share the work.
-type stopper struct {
-	stop           func()
-	onEveryReplica bool
-}
-
-func (s stopper) Start(ctx context.Context) error {
-	<-ctx.Done()
-	s.stop()
-	return nil
-}
-
-// NeedLeaderElection implements manager.LeaderElectionRunnable.
-func (s stopper) NeedLeaderElection() bool { return !s.onEveryReplica }
