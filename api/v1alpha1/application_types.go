@@ -735,6 +735,7 @@ const (
 	ApplicationConditionOrphanedResourceWarning ApplicationConditionType = "OrphanedResourceWarning"
 	ApplicationConditionSharedResourceWarning   ApplicationConditionType = "SharedResourceWarning"
 	ApplicationConditionRepeatedResourceWarning ApplicationConditionType = "RepeatedResourceWarning"
+	ApplicationConditionExcludedResourceWarning ApplicationConditionType = "ExcludedResourceWarning"
 	ApplicationConditionUnsupportedField        ApplicationConditionType = "UnsupportedField"
 	// ApplicationConditionDeletionError says why a deleted app stays: a
 	// deletion waiting for its confirmation, a PostDelete hook that failed.

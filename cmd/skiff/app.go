@@ -178,6 +178,7 @@ API of the kubeconfig.`,
 		newAppCreateCommand(a), newAppListCommand(a), newAppGetCommand(a), newAppSyncCommand(a),
 		newAppWaitCommand(a), newAppDiffCommand(a), newAppManifestsCommand(a), newAppHistoryCommand(a),
 		newAppRollbackCommand(a), newAppDeleteCommand(a), newAppTerminateCommand(a), newAppConfirmDeletionCommand(a), newAppSetCommand(a),
+		newAppActionsCommand(a),
 	)
 	return cmd
 }

@@ -3,8 +3,9 @@
 //
 //   - internal/server and internal/cli/* never import each other: both are
 //     faces on the operations packages, and a rule one needs lives there.
-//   - internal/*ops never import internal/controller/*: the CLI and the API
-//     run operations without the controllers.
+//   - internal/*ops and internal/resourceactions never import
+//     internal/controller/*: the CLI and the API run operations without the
+//     controllers.
 //   - api/ imports nothing of ours: everything imports it.
 //
 // A package breaks a rule when it imports a forbidden package directly,
@@ -43,6 +44,8 @@ var rules = []rule{
 	{from: "internal/cli/...", forbid: "internal/server/...",
 		why: "the CLI and the API server are two faces on the operations packages"},
 	{from: "internal/*ops/...", forbid: "internal/controller/...",
+		why: "operations run from the CLI and the API without the controllers"},
+	{from: "internal/resourceactions/...", forbid: "internal/controller/...",
 		why: "operations run from the CLI and the API without the controllers"},
 	{from: "api/...", forbid: "...", except: "api/...",
 		why: "the API types are imported by everything and import nothing of ours"},

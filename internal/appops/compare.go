@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"sync"
 
@@ -40,6 +41,9 @@ type Renderer struct {
 	// Schemas gives custom resources' defaults to comparisons; nil means
 	// the cluster's CRDs, read with Dynamic and Mapper.
 	Schemas diff.Schemas
+	// IgnoreDifferences, when set, returns the rules added to every app's
+	// spec.ignoreDifferences (argocd-cm's), as the controller adds them.
+	IgnoreDifferences func() []v1alpha1.ResourceIgnoreDifferences
 
 	schemasOnce sync.Once
 }
@@ -156,13 +160,17 @@ func (r *Renderer) Compare(ctx context.Context, app *v1alpha1.Application, revis
 	}
 	var out []ResourceState
 	seen := map[string]bool{}
+	ignore := app.Spec.IgnoreDifferences
+	if r.IgnoreDifferences != nil {
+		ignore = append(slices.Clip(ignore), r.IgnoreDifferences()...)
+	}
 	for _, d := range desired {
 		gvk := d.GroupVersionKind()
 		live, err := r.Live(ctx, gvk, d.GetNamespace(), d.GetName())
 		if err != nil {
 			return nil, err
 		}
-		res, err := diff.Compare(d, live, diff.Options{IgnoreDifferences: app.Spec.IgnoreDifferences, Schemas: r.schemas()})
+		res, err := diff.Compare(d, live, diff.Options{IgnoreDifferences: ignore, Schemas: r.schemas()})
 		if err != nil {
 			return nil, fmt.Errorf("comparing %s %s: %w", gvk.Kind, QualifiedName(d.GetNamespace(), d.GetName()), err)
 		}

@@ -6,8 +6,6 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation"
-
-	"github.com/skiffcd/skiff/internal/clustercache"
 )
 
 // The application.* keys of argocd-cm.
@@ -16,15 +14,20 @@ const (
 	keyInstanceLabelKey = "application.instanceLabelKey"
 	keyReconciliation   = "timeout.reconciliation"
 	keyHardReconcile    = "timeout.hard.reconciliation"
+
+	defaultTrackingMethod   = "annotation"
+	defaultInstanceLabelKey = "app.kubernetes.io/instance"
 )
 
 // ApplicationSettings are argocd-cm's application.* and timeout.* keys.
 type ApplicationSettings struct {
-	// Tracking is how objects are tied to their Application:
-	// application.resourceTrackingMethod (annotation, label or
-	// annotation+label; default annotation) and
-	// application.instanceLabelKey (default app.kubernetes.io/instance).
-	Tracking clustercache.Tracking
+	// TrackingMethod is application.resourceTrackingMethod, how objects
+	// are tied to their Application: annotation (the default), label or
+	// annotation+label (clustercache.TrackingMode's values).
+	TrackingMethod string
+	// InstanceLabelKey is application.instanceLabelKey, the instance
+	// label of the label methods (default app.kubernetes.io/instance).
+	InstanceLabelKey string
 	// Reconciliation is timeout.reconciliation, how often each app asks
 	// git for new commits (0 never); nil when unset: the controller's
 	// --app-resync then applies.
@@ -38,11 +41,11 @@ type ApplicationSettings struct {
 // parseApplication reads the application.* and timeout.* keys of data,
 // appending one error per invalid entry to errs.
 func parseApplication(data map[string]string, errs []error) (ApplicationSettings, []error) {
-	s := ApplicationSettings{Tracking: clustercache.DefaultTracking()}
+	s := ApplicationSettings{TrackingMethod: defaultTrackingMethod, InstanceLabelKey: defaultInstanceLabelKey}
 	if v := strings.TrimSpace(data[keyTrackingMethod]); v != "" {
-		switch mode := clustercache.TrackingMode(v); mode {
-		case clustercache.TrackingAnnotationMode, clustercache.TrackingLabelMode, clustercache.TrackingAnnotationAndLabelMode:
-			s.Tracking.Mode = mode
+		switch v {
+		case "annotation", "label", "annotation+label":
+			s.TrackingMethod = v
 		default:
 			errs = append(errs, fmt.Errorf("%s: %q is not a tracking method: want annotation, label or annotation+label", keyTrackingMethod, v))
 		}
@@ -51,7 +54,7 @@ func parseApplication(data map[string]string, errs []error) (ApplicationSettings
 		if problems := validation.IsQualifiedName(v); len(problems) > 0 {
 			errs = append(errs, fmt.Errorf("%s: %q is not a label key: %s", keyInstanceLabelKey, v, strings.Join(problems, "; ")))
 		} else {
-			s.Tracking.LabelKey = v
+			s.InstanceLabelKey = v
 		}
 	}
 	if v := strings.TrimSpace(data[keyReconciliation]); v != "" {

@@ -65,6 +65,10 @@ type Options struct {
 	// Exclude lists kinds not to watch, in addition to the noisy defaults
 	// (Events, Leases, Endpoints, EndpointSlices).
 	Exclude []schema.GroupKind
+	// Excluded, when set, also leaves out the kinds it reports (argocd-cm's
+	// resource.exclusions and inclusions); it may change its answers, and
+	// Reexclude applies the change.
+	Excluded func(schema.GroupKind) bool
 	// Resync is the informers' resync period; 0 disables resyncs.
 	Resync time.Duration
 	// Health, when set, judges each tracked object as it is stored, for
@@ -106,6 +110,9 @@ type Cache struct {
 	children    map[types.UID]map[ResourceKey]bool
 	watched     map[schema.GroupVersionResource]*kindWatch
 	subscribers []func(Event)
+	// dropped are the kinds Reexclude stopped watching: late events of
+	// their informers are ignored.
+	dropped map[schema.GroupKind]bool
 
 	// upgradeMu serialises upgrades, so a kind gets one full watch.
 	upgradeMu sync.Mutex
@@ -143,6 +150,7 @@ func New(cfg *rest.Config, opts Options) (*Cache, error) {
 		byApp:      map[string]map[ResourceKey]bool{},
 		children:   map[types.UID]map[ResourceKey]bool{},
 		watched:    map[schema.GroupVersionResource]*kindWatch{},
+		dropped:    map[schema.GroupKind]bool{},
 		upgrades:   make(chan struct{}, 1),
 		rediscover: make(chan struct{}, 1),
 		synced:     make(chan struct{}),

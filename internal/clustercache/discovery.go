@@ -33,7 +33,7 @@ func (c *Cache) discover(ctx context.Context) error {
 				continue
 			}
 			gvk := gv.WithKind(r.Kind)
-			if c.excluded[gvk.GroupKind()] {
+			if c.excluded[gvk.GroupKind()] || (c.opts.Excluded != nil && c.opts.Excluded(gvk.GroupKind())) {
 				continue
 			}
 			gvr := gv.WithResource(r.Name)
@@ -42,6 +42,7 @@ func (c *Cache) discover(ctx context.Context) error {
 			if !known {
 				w = &kindWatch{gvk: gvk, namespaces: c.namespacesOf(r.Namespaced)}
 				c.watched[gvr] = w
+				delete(c.dropped, gvk.GroupKind())
 			}
 			c.mu.Unlock()
 			if known {

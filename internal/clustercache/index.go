@@ -3,11 +3,17 @@ package clustercache
 import (
 	"strconv"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 func (c *Cache) upsert(s *stored) {
 	c.mu.Lock()
+	if c.dropped[schema.GroupKind{Group: s.key.Group, Kind: s.key.Kind}] {
+		c.mu.Unlock()
+		return
+	}
 	old, changed := c.storeLocked(s)
 	if !changed {
 		c.shareLocked(s)
@@ -88,10 +94,10 @@ func (c *Cache) storeLocked(s *stored) (replaced *stored, changed bool) {
 // delivered with the event's object: the informer holds that object
 // anyway, and keeping both would hold every object a sync wrote twice
 // until it next changes. Equal versions are the same object, so the
-// indexes stay as they are; a partial copy never replaces a whole one,
-// nor a copy tracked otherwise one that SetTracking judged again.
+// indexes stay as they are; a partial copy never replaces a whole one, nor
+// one Rejudge or SetTracking judged again under new rules.
 func (c *Cache) shareLocked(s *stored) {
-	if old, ok := c.objects[s.key]; ok && old != s && old.meta.ResourceVersion == s.meta.ResourceVersion && old.partial == s.partial && old.app == s.app {
+	if old, ok := c.objects[s.key]; ok && old != s && old.meta.ResourceVersion == s.meta.ResourceVersion && old.partial == s.partial && old.health == s.health && old.app == s.app {
 		c.objects[s.key] = s
 	}
 }

@@ -57,21 +57,25 @@ func (c *Cache) upgrade(ctx context.Context) error {
 	if len(kinds) == 0 {
 		return nil
 	}
-	started := make([]cache.InformerSynced, len(kinds))
-	for i, gvr := range kinds {
+	var started []cache.InformerSynced
+	for _, gvr := range kinds {
 		c.mu.RLock()
 		w := c.watched[gvr]
 		c.mu.RUnlock()
-		started[i] = c.watchFull(ctx, gvr, w)
+		if w == nil {
+			continue // excluded meanwhile (Reexclude)
+		}
+		started = append(started, c.watchFull(ctx, gvr, w))
 	}
 	if !cache.WaitForCacheSync(ctx.Done(), started...) {
 		return fmt.Errorf("waiting for the cluster cache to sync: %w", ctx.Err())
 	}
 	c.mu.Lock()
 	for _, gvr := range kinds {
-		w := c.watched[gvr]
-		w.full = true
-		w.stopMetadata()
+		if w := c.watched[gvr]; w != nil {
+			w.full = true
+			w.stopMetadata()
+		}
 	}
 	c.mu.Unlock()
 	return nil

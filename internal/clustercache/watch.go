@@ -24,8 +24,9 @@ type kindWatch struct {
 	// wantFull is set when a tracked object of the kind was seen, full
 	// once the full watch has its list in.
 	wantFull, full bool
-	// stopMetadata ends the metadata-only watches.
-	stopMetadata context.CancelFunc
+	// stopMetadata ends the metadata-only watches, stopFull the whole
+	// ones (Reexclude).
+	stopMetadata, stopFull context.CancelFunc
 }
 
 // watchMetadata starts the metadata-only informers of gvr, one per
@@ -49,6 +50,10 @@ func (c *Cache) watchMetadata(ctx context.Context, gvr schema.GroupVersionResour
 // watchFull starts the informers of gvr's whole objects, one per namespace
 // of w, and returns their HasSynced.
 func (c *Cache) watchFull(ctx context.Context, gvr schema.GroupVersionResource, w *kindWatch) cache.InformerSynced {
+	ctx, stop := context.WithCancel(ctx)
+	c.mu.Lock()
+	w.stopFull = stop
+	c.mu.Unlock()
 	synced := make([]cache.InformerSynced, len(w.namespaces))
 	for i, ns := range w.namespaces {
 		resource := c.dynamic.Resource(gvr).Namespace(ns)

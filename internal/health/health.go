@@ -50,11 +50,30 @@ func StatusText(obj *unstructured.Unstructured) string {
 // caller expected it but found nothing in the cluster. Kinds without a rule of
 // their own are judged from their standard status conditions.
 func Assess(obj *unstructured.Unstructured) Result {
+	return Judge{}.Assess(obj)
+}
+
+// Judge assesses health with a user's rules before the built-in ones.
+type Judge struct {
+	// Custom, when set, judges obj when it has a rule for it (argocd-cm's
+	// Lua health scripts); it must not panic, and reports a failing rule
+	// as Unknown with the error.
+	Custom func(obj *unstructured.Unstructured) (Result, bool)
+}
+
+// Assess is Assess with j's Custom rule first. A missing object and one
+// pending deletion are judged as without it, as in Argo CD.
+func (j Judge) Assess(obj *unstructured.Unstructured) Result {
 	if obj == nil || obj.Object == nil {
 		return Result{Status: Missing}
 	}
 	if obj.GetDeletionTimestamp() != nil && !hasFinalizer(obj, hookFinalizer) {
 		return Result{Status: Progressing, Message: "Pending deletion"}
+	}
+	if j.Custom != nil {
+		if res, ok := j.Custom(obj); ok {
+			return res
+		}
 	}
 	gvk := obj.GroupVersionKind()
 	if rule, ok := rules[gvk.GroupKind()]; ok {
@@ -67,6 +86,11 @@ func Assess(obj *unstructured.Unstructured) Result {
 		return crossplaneHealth(obj)
 	}
 	return genericHealth(obj)
+}
+
+// StatusText is StatusText with j's Custom rule first.
+func (j Judge) StatusText(obj *unstructured.Unstructured) string {
+	return string(j.Assess(obj).Status)
 }
 
 // rule judges one kind of object.

@@ -14,8 +14,8 @@
 //     instruction. A call stuck inside one library function (a pathological
 //     string pattern) cannot be interrupted: the caller gets the timeout error
 //     once Timeout plus a grace period has passed, the call's goroutine is
-//     left to finish on its own, and that script is refused from then on
-//     (ErrHung) so that one bad script burns at most one goroutine.
+//     left to finish on its own, and that script is refused (ErrHung) until
+//     it does, so that one bad script burns at most one goroutine.
 //   - memory: Options.MemoryLimit (64 MiB). gopher-lua has no allocator hook,
 //     so a watchdog samples the process heap (runtime/metrics, no
 //     stop-the-world) every few milliseconds while calls run. When the heap
@@ -68,7 +68,9 @@ const (
 	defaultMemoryLimit = 64 << 20
 	// hangGrace is how long past its timeout a call stuck in a library
 	// function is waited for before it is abandoned.
-	hangGrace = 250 * time.Millisecond
+	hangGrace = time.Second
+	// timeoutCooldown is how long a script that ran out of time is refused.
+	timeoutCooldown = 30 * time.Second
 	// maxCompiled bounds the compiled-script cache; it is emptied when full,
 	// which only costs recompiling the scripts in use.
 	maxCompiled = 512
@@ -79,7 +81,7 @@ const (
 var (
 	ErrTimeout = errors.New("time limit exceeded")
 	ErrMemory  = errors.New("memory limit exceeded")
-	ErrHung    = errors.New("script refused: an earlier call of it got stuck in a library function")
+	ErrHung    = errors.New("script refused while an earlier call of it is stuck in a library function")
 )
 
 // Runner runs scripts under its Options, caching their compiled form.
@@ -89,6 +91,10 @@ type Runner struct {
 	mu       sync.Mutex
 	compiled map[string]compiled
 	hung     map[string]bool
+	// timedOut is when each script last ran out of time: it is refused
+	// for timeoutCooldown after, so that a script that loops on every
+	// object of a kind costs one timeout, not one per object.
+	timedOut map[string]time.Time
 
 	// extend, for tests, adds Go functions to every state.
 	extend func(*lua.LState)
@@ -107,7 +113,7 @@ func New(opts Options) *Runner {
 	if opts.MemoryLimit == 0 {
 		opts.MemoryLimit = defaultMemoryLimit
 	}
-	return &Runner{opts: opts, compiled: map[string]compiled{}, hung: map[string]bool{}}
+	return &Runner{opts: opts, compiled: map[string]compiled{}, hung: map[string]bool{}, timedOut: map[string]time.Time{}}
 }
 
 // Default is the Runner the package-level functions use.
@@ -126,7 +132,7 @@ func (r *Runner) compile(code string) (*lua.FunctionProto, error) {
 		c.proto, err = lua.Compile(chunk, "script")
 	}
 	if err != nil {
-		c.err = fmt.Errorf("lua: compiling script: %w", err)
+		c.err = fmt.Errorf("lua: compiling script: %s", strings.TrimSpace(err.Error()))
 	}
 	r.mu.Lock()
 	if len(r.compiled) >= maxCompiled {
@@ -137,12 +143,21 @@ func (r *Runner) compile(code string) (*lua.FunctionProto, error) {
 	return c.proto, c.err
 }
 
+// Check compiles code, keeping it for later calls, and returns its syntax
+// error if any.
+func (r *Runner) Check(code string) error {
+	_, err := r.compile(code)
+	return err
+}
+
 // outcome carries a call's result from its goroutine.
 type outcome[T any] struct {
 	val T
 	err error
-	// hung: the call was abandoned inside a library function.
-	hung bool
+	// hung: the call was abandoned inside a library function; finished
+	// tells when it ends after all.
+	hung     bool
+	finished <-chan outcome[T]
 }
 
 // run executes s with setup's globals on a fresh state and decodes the
@@ -156,20 +171,39 @@ func run[T any](r *Runner, s Script, setup func(*lua.LState), decode func(*lua.L
 	}
 	r.mu.Lock()
 	hung := r.hung[s.Code]
+	last, timedOut := r.timedOut[s.Code]
 	r.mu.Unlock()
 	if hung {
-		return zero, fmt.Errorf("lua: %w", ErrHung)
+		return zero, fmt.Errorf("lua: script stopped after %s: %w: %w", r.opts.Timeout, ErrTimeout, ErrHung)
+	}
+	if timedOut && time.Since(last) < timeoutCooldown {
+		return zero, fmt.Errorf("lua: script stopped after %s: %w (at %s; it is not run again before %s)",
+			r.opts.Timeout, ErrTimeout, last.UTC().Format(time.TimeOnly), last.Add(timeoutCooldown).UTC().Format(time.TimeOnly))
 	}
 	res := call(r, proto, s.OpenLibs, setup, decode)
 	if errors.Is(res.err, ErrMemory) {
 		// Another call's allocations may have been charged to this one.
 		res = call(r, proto, s.OpenLibs, setup, decode)
 	}
-	if res.hung {
-		r.mu.Lock()
+	r.mu.Lock()
+	switch {
+	case res.hung:
 		r.hung[s.Code] = true
-		r.mu.Unlock()
+		go func() {
+			// Refused only while stuck: a loaded machine may merely have
+			// been slow to schedule it.
+			<-res.finished
+			r.mu.Lock()
+			delete(r.hung, s.Code)
+			r.timedOut[s.Code] = time.Now()
+			r.mu.Unlock()
+		}()
+	case errors.Is(res.err, ErrTimeout):
+		r.timedOut[s.Code] = time.Now()
+	default:
+		delete(r.timedOut, s.Code)
 	}
+	r.mu.Unlock()
 	return res.val, res.err
 }
 
@@ -193,7 +227,7 @@ func call[T any](r *Runner, proto *lua.FunctionProto, openLibs bool, setup func(
 	case o := <-done:
 		return o
 	case <-wait.C:
-		return outcome[T]{hung: true, err: fmt.Errorf("lua: script stopped after %s: %w; it is stuck in a library function and is refused until it changes", r.opts.Timeout, ErrTimeout)}
+		return outcome[T]{hung: true, finished: done, err: fmt.Errorf("lua: script stopped after %s: %w; it is stuck in a library function and refused until that call ends", r.opts.Timeout, ErrTimeout)}
 	}
 }
 

@@ -173,7 +173,6 @@ func mappedBytes() uint64 {
 func TestAScriptStuckInALibraryFunctionIsAbandonedAndThenRefused(t *testing.T) {
 	r := New(Options{Timeout: 100 * time.Millisecond})
 	release := make(chan struct{})
-	defer close(release)
 	r.extend = func(L *lua.LState) {
 		L.SetGlobal("stuck", L.NewFunction(func(*lua.LState) int { <-release; return 0 }))
 	}
@@ -191,6 +190,20 @@ func TestAScriptStuckInALibraryFunctionIsAbandonedAndThenRefused(t *testing.T) {
 	}
 	if status, _, err := r.Health(Script{Code: `return {status = "Healthy"}`}, widget()); err != nil || status != "Healthy" {
 		t.Fatalf("another script got (%q, %v), want Healthy", status, err)
+	}
+	close(release)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		r.mu.Lock()
+		hung := r.hung[stuck.Code]
+		r.mu.Unlock()
+		if !hung {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the script is still refused after its stuck call ended")
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 
@@ -328,5 +341,21 @@ func TestRunAction(t *testing.T) {
 			}
 			tt.check(t, got)
 		})
+	}
+}
+
+func TestAScriptThatRanOutOfTimeIsNotRunAgainForAWhile(t *testing.T) {
+	r := New(Options{Timeout: 100 * time.Millisecond})
+	loop := Script{Code: `while true do end`}
+	if _, _, err := r.Health(loop, widget()); !errors.Is(err, ErrTimeout) {
+		t.Fatalf("first call: err = %v, want %v", err, ErrTimeout)
+	}
+	start := time.Now()
+	_, _, err := r.Health(loop, widget())
+	if !errors.Is(err, ErrTimeout) || !strings.Contains(err.Error(), "not run again before") {
+		t.Fatalf("second call: err = %v, want the earlier timeout", err)
+	}
+	if took := time.Since(start); took >= 100*time.Millisecond {
+		t.Fatalf("second call ran for %s, want it refused at once", took)
 	}
 }

@@ -10,5 +10,6 @@ import (
 var cluster *testcluster.Cluster
 
 func TestMain(m *testing.M) {
+	manyManagersPerProcess = true
 	os.Exit(testcluster.RunMainWithCRDs(m, func(c *testcluster.Cluster) { cluster = c }))
 }

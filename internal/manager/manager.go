@@ -12,16 +12,20 @@ import (
 
 	"github.com/skiffcd/skiff/internal/argocdcm"
 	"github.com/skiffcd/skiff/internal/render"
+	"github.com/skiffcd/skiff/internal/resourceactions"
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -113,6 +117,7 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 		LeaderElection:          opts.LeaderElection,
 		LeaderElectionID:        "skiff-controller-leader",
 		LeaderElectionNamespace: opts.Namespace,
+		Controller:              config.Controller{SkipNameValidation: ptr.To(manyManagersPerProcess)},
 		// The process ends as soon as the manager has stopped, so the
 		// leader may hand its Lease over then rather than let it expire.
 		LeaderElectionReleaseOnCancel: true,
@@ -209,6 +214,11 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 	}
 	return nil
 }
+
+// manyManagersPerProcess turns off controller-runtime's check that no two
+// controllers share a name, which is process-wide: skiff server runs one
+// manager, this package's tests one per test.
+var manyManagersPerProcess = false
 
 // managedNamespace is the one namespace a namespaced Skiff manages; ""
 // for a cluster-wide one.
@@ -335,7 +345,12 @@ func addApplicationController(mgr ctrl.Manager, cfg *rest.Config, opts Options, 
 	if err != nil {
 		return nil, err
 	}
-	live, err := clustercache.New(cfg, clustercache.Options{Health: health.StatusText, Namespaces: localCacheNamespaces(opts)})
+	// Health scripts of argocd-cm judge as the built-in rules wherever
+	// health is judged: the caches' stored health, comparisons, syncs' waves
+	// and the API's tree.
+	judge := settings.HealthJudge()
+	live, err := clustercache.New(cfg, clustercache.Options{Health: judge.StatusText, Namespaces: localCacheNamespaces(opts),
+		Excluded: settings.ExcludedIn(clusters.InClusterServer)})
 	if err != nil {
 		return nil, err
 	}
@@ -380,8 +395,8 @@ func addApplicationController(mgr ctrl.Manager, cfg *rest.Config, opts Options, 
 		Settings:         settings,
 		Repo:             repo,
 		Cache:            live,
-		Engine:           newEngine(direct),
-		Connect:          connectCluster(mgr, opts),
+		Engine:           newEngine(direct, judge),
+		Connect:          connectCluster(mgr, opts, settings),
 		Recorder:         events.Recorder("skiff-application-controller"),
 		RefreshPeriod:    opts.RefreshPeriod,
 		CompareWorkers:   opts.CompareWorkers,
@@ -395,9 +410,9 @@ func addApplicationController(mgr ctrl.Manager, cfg *rest.Config, opts Options, 
 
 // newEngine is a sync engine writing through c, which asks every object's
 // scope once (see kubeclient).
-func newEngine(c client.Client) *syncengine.Engine {
+func newEngine(c client.Client, judge health.Judge) *syncengine.Engine {
 	return &syncengine.Engine{Client: kubeclient.NewScopeMemo(c), Health: func(u *unstructured.Unstructured) (v1alpha1.HealthStatusCode, string) {
-		res := health.Assess(u)
+		res := judge.Assess(u)
 		return res.Status, res.Message
 	}}
 }
@@ -405,10 +420,11 @@ func newEngine(c client.Client) *syncengine.Engine {
 // connectCluster builds the watch cache and the sync engine of a
 // registered cluster as those of the local one, with the client limits of
 // Skiff's own; its kinds are discovered from it, lazily.
-func connectCluster(mgr ctrl.Manager, opts Options) application.Connector {
+func connectCluster(mgr ctrl.Manager, opts Options, settings *argocdcm.Source) application.Connector {
+	judge := settings.HealthJudge()
 	return func(c clusters.Cluster, cfg *rest.Config) (*clustercache.Cache, *syncengine.Engine, error) {
 		cfg = clientConfig(cfg, opts)
-		live, err := clustercache.New(cfg, application.CacheOptions(c, clustercache.Options{Health: health.StatusText}))
+		live, err := clustercache.New(cfg, application.CacheOptions(c, clustercache.Options{Health: judge.StatusText, Excluded: settings.ExcludedIn(c.Server)}))
 		if err != nil {
 			return nil, nil, err
 		}
@@ -416,7 +432,7 @@ func connectCluster(mgr ctrl.Manager, opts Options) application.Connector {
 		if err != nil {
 			return nil, nil, fmt.Errorf("building the sync client: %w", err)
 		}
-		return live, newEngine(direct), nil
+		return live, newEngine(direct, judge), nil
 	}
 }
 
@@ -459,13 +475,36 @@ func addAPIServer(mgr ctrl.Manager, opts Options, apps *application.Reconciler, 
 		Informers:   mgr.GetCache(),
 		Clusters:    apps.Clusters,
 		Options:     opts.API,
-		Log:         slog.New(logr.ToSlogHandler(mgr.GetLogger().WithName("api-server"))),
+		Health:      apps.Settings.HealthJudge(),
+		IgnoreDifferences: func() []v1alpha1.ResourceIgnoreDifferences {
+			return apps.Settings.Current().Resource.IgnoreRules()
+		},
+		CustomActions: resourceactions.LuaActions{Scripts: customActions(apps.Settings)},
+		Log:           slog.New(logr.ToSlogHandler(mgr.GetLogger().WithName("api-server"))),
 	}
 	srv.ClusterStates = electedStates{elected: mgr.Elected(), local: apps}
 	if shards != nil {
 		srv.ClusterStates = sharedStates{shards.Members}
 	}
 	return mgr.Add(srv)
+}
+
+// customActions finds a kind's custom resource actions in the live
+// argocd-cm (resource.customizations.actions.<group_kind>).
+func customActions(settings *argocdcm.Source) func(gk schema.GroupKind) (resourceactions.Scripts, bool) {
+	return func(gk schema.GroupKind) (resourceactions.Scripts, bool) {
+		resource := settings.Current().Resource
+		a, ok := resource.CustomActions(gk)
+		if !ok {
+			return resourceactions.Scripts{}, false
+		}
+		scripts := resourceactions.Scripts{Discovery: a.DiscoveryLua, Actions: map[string]string{},
+			MergeBuiltin: a.MergeBuiltinActions, OpenLibs: resource.UseOpenLibs(gk)}
+		for _, d := range a.Definitions {
+			scripts.Actions[d.Name] = d.ActionLua
+		}
+		return scripts, true
+	}
 }
 
 // ownerRefresher refreshes the apps a webhook's push touched in process

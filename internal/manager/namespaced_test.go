@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -229,9 +230,9 @@ func TestNamespacedServerRunsWithARoleOnly(t *testing.T) {
 	}
 }
 
-// apiCluster logs in to the API server at base as admin and reads the
-// cluster of a name or server.
-func apiCluster(t *testing.T, base, password, id string) clusterops.Cluster {
+// apiLogin logs in to the API server at base as admin and returns the
+// session token.
+func apiLogin(t *testing.T, base, password string) string {
 	t.Helper()
 	body, _ := json.Marshal(map[string]string{"username": "admin", "password": password})
 	resp, err := http.Post(base+"/api/v1/session", "application/json", bytes.NewReader(body))
@@ -244,19 +245,50 @@ func apiCluster(t *testing.T, base, password, id string) clusterops.Cluster {
 	if err != nil || login.Token == "" {
 		t.Fatalf("logging in: %d, %v", resp.StatusCode, err)
 	}
-	req, err := http.NewRequest(http.MethodGet, base+"/api/v1/clusters/"+url.PathEscape(id), nil)
+	return login.Token
+}
+
+// apiCall sends an API request with token and decodes the JSON answer
+// into out; it returns the status.
+func apiCall(t *testing.T, method, url, token string, in, out any) int {
+	t.Helper()
+	var body io.Reader
+	if in != nil {
+		data, err := json.Marshal(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body = bytes.NewReader(data)
+	}
+	req, err := http.NewRequest(method, url, body)
 	if err != nil {
 		t.Fatal(err)
 	}
-	req.Header.Set("Authorization", "Bearer "+login.Token)
-	resp, err = http.DefaultClient.Do(req)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	if out != nil && resp.StatusCode == http.StatusOK {
+		if err := json.Unmarshal(data, out); err != nil {
+			t.Fatalf("%s %s: %v: %s", method, url, err, data)
+		}
+	}
+	if resp.StatusCode != http.StatusOK {
+		t.Logf("%s %s: %d %s", method, url, resp.StatusCode, data)
+	}
+	return resp.StatusCode
+}
+
+// apiCluster logs in to the API server at base as admin and reads the
+// cluster of a name or server.
+func apiCluster(t *testing.T, base, password, id string) clusterops.Cluster {
+	t.Helper()
 	var c clusterops.Cluster
-	if err := json.NewDecoder(resp.Body).Decode(&c); err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET cluster %s: %d, %v", id, resp.StatusCode, err)
+	if status := apiCall(t, http.MethodGet, base+"/api/v1/clusters/"+url.PathEscape(id), apiLogin(t, base, password), nil, &c); status != http.StatusOK {
+		t.Fatalf("GET cluster %s: %d", id, status)
 	}
 	return c
 }

@@ -35,13 +35,13 @@ func (s *Server) renderer(app *v1alpha1.Application) (*appops.Renderer, error) {
 	}
 	if cluster.IsInCluster() {
 		s.localSchemasOnce.Do(func() { s.localSchemas = crdschema.New(s.Dynamic, s.Mapper) })
-		return &appops.Renderer{Repo: s.Repo, Dynamic: s.Dynamic, Mapper: s.Mapper, KubeVersion: s.KubeVersion, Schemas: s.localSchemas}, nil
+		return &appops.Renderer{Repo: s.Repo, Dynamic: s.Dynamic, Mapper: s.Mapper, KubeVersion: s.KubeVersion, Schemas: s.localSchemas, IgnoreDifferences: s.IgnoreDifferences}, nil
 	}
 	reader, err := s.liveReaderOf(cluster)
 	if err != nil {
 		return nil, err
 	}
-	return &appops.Renderer{Repo: s.Repo, Dynamic: reader.dynamic, Mapper: reader.mapper, Schemas: reader.schemas}, nil
+	return &appops.Renderer{Repo: s.Repo, Dynamic: reader.dynamic, Mapper: reader.mapper, Schemas: reader.schemas, IgnoreDifferences: s.IgnoreDifferences}, nil
 }
 
 // liveReaderOf returns the clients of cluster c, built on first use and

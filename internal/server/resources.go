@@ -7,9 +7,6 @@ import (
 	"net/http"
 	"time"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-
 	"github.com/skiffcd/skiff/api/v1alpha1"
 	"github.com/skiffcd/skiff/internal/appops"
 	"github.com/skiffcd/skiff/internal/source"
@@ -122,41 +119,8 @@ func (s *Server) handleManifests(w http.ResponseWriter, r *http.Request, c *sess
 // (RBAC get on the app); objects outside the tree are 404 so that the
 // endpoint cannot read arbitrary objects, Secrets above all.
 func (s *Server) handleResource(w http.ResponseWriter, r *http.Request, c *session) {
-	q := r.URL.Query()
-	group, version, kind := q.Get("group"), q.Get("version"), q.Get("kind")
-	namespace, name := q.Get("namespace"), q.Get("resourceName")
-	if kind == "" || name == "" {
-		writeError(w, http.StatusBadRequest, "kind and resourceName are required")
-		return
-	}
-	app, ok := s.getApp(w, r, c, actGet)
+	_, obj, ok := s.appResource(w, r, c, resourceQueryOf(r.URL.Query()), actGet)
 	if !ok {
-		return
-	}
-	nodes, objects, err := s.appTree(r.Context(), app)
-	if err != nil {
-		s.internalError(w, err)
-		return
-	}
-	var obj *unstructured.Unstructured
-	for _, n := range nodes {
-		if n.Group == group && n.Kind == kind && n.Namespace == namespace && n.Name == name {
-			obj = objects[n.UID]
-			if version != "" && version != n.Version {
-				rend, err := s.renderer(app)
-				if err == nil {
-					obj, err = rend.Live(r.Context(), schema.GroupVersionKind{Group: group, Version: version, Kind: kind}, namespace, name)
-				}
-				if err != nil {
-					s.internalError(w, err)
-					return
-				}
-			}
-			break
-		}
-	}
-	if obj == nil {
-		writeError(w, http.StatusNotFound, fmt.Sprintf("%s %s/%s is not a resource of application %s", kind, namespace, name, app.Name))
 		return
 	}
 	manifest, err := appops.MaskedJSON(obj)

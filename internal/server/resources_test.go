@@ -128,3 +128,34 @@ func TestUnknownRevision(t *testing.T) {
 		})
 	}
 }
+
+// The diffs of managed-resources add argocd-cm's ignoreDifferences to the
+// app's, as the controller's comparisons do: a drift of a field they
+// ignore is no modification.
+func TestManagedResourcesIgnoreWhatArgoCDConfigMapIgnores(t *testing.T) {
+	h := startFullServer(t, func(s *Server) {
+		s.IgnoreDifferences = func() []v1alpha1.ResourceIgnoreDifferences {
+			return []v1alpha1.ResourceIgnoreDifferences{{Kind: "ConfigMap", JSONPointers: []string{"/data/value"}}}
+		}
+	})
+	ctx := context.Background()
+	repo := testgit.New(t)
+	repo.Commit(testgit.Dir(t, "testdata/managed", "app"))
+	drifted := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: h.ns, Name: "settings"}, Data: map[string]string{"value": "drifted"}}
+	if err := h.k8s.Create(ctx, drifted); err != nil {
+		t.Fatal(err)
+	}
+	h.createApp("shop", "default", nil, v1alpha1.ApplicationSource{RepoURL: repo.URL(), Path: "app", TargetRevision: "HEAD"})
+	r := h.do(http.MethodGet, "/api/v1/applications/shop/managed-resources", h.login("admin", h.password), nil)
+	var diffs struct{ Items []appops.ManagedResource }
+	r.json(t, &diffs)
+	for _, d := range diffs.Items {
+		if d.Name == "settings" {
+			if d.Modified {
+				t.Fatalf("settings is modified by a drift of an ignored field: %s", d.Diff)
+			}
+			return
+		}
+	}
+	t.Fatalf("managed-resources %s: no settings", r.body)
+}

@@ -88,7 +88,8 @@ func (s *Server) tracking() clustercache.Tracking {
 	if s.ArgoCDSettings == nil {
 		return clustercache.DefaultTracking()
 	}
-	return s.ArgoCDSettings.Current().Application.Tracking
+	app := s.ArgoCDSettings.Current().Application
+	return clustercache.Tracking{Mode: clustercache.TrackingMode(app.TrackingMethod), LabelKey: app.InstanceLabelKey}
 }
 
 func rolloutAction(resource string, op rolloutops.Op) string {

@@ -35,11 +35,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/skiffcd/skiff/api/v1alpha1"
 	"github.com/skiffcd/skiff/internal/argocdcm"
 	"github.com/skiffcd/skiff/internal/clusterops"
 	"github.com/skiffcd/skiff/internal/clusters"
 	"github.com/skiffcd/skiff/internal/crdschema"
+	"github.com/skiffcd/skiff/internal/health"
 	"github.com/skiffcd/skiff/internal/reposerver"
+	"github.com/skiffcd/skiff/internal/resourceactions"
 	"github.com/skiffcd/skiff/internal/server/ui"
 )
 
@@ -110,6 +113,16 @@ type Server struct {
 	// ClusterStates gives /api/v1/clusters the clusters' connection
 	// states; nil leaves them Unknown.
 	ClusterStates clusterops.States
+	// CustomActions are argocd-cm's resource actions; nil means the
+	// built-in ones only.
+	CustomActions resourceactions.Custom
+	// Health judges the resource tree's nodes; the zero Judge applies
+	// the built-in rules only (argocd-cm's health scripts come from
+	// argocdcm.Source.HealthJudge).
+	Health health.Judge
+	// IgnoreDifferences, when set, returns the rules the diffs add to every
+	// app's spec.ignoreDifferences (argocd-cm's), as the controller does.
+	IgnoreDifferences func() []v1alpha1.ResourceIgnoreDifferences
 	// Now is the clock; nil means time.Now.
 	Now     func() time.Time
 	Options Options
@@ -264,6 +277,9 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle("GET /api/v1/applications/{name}/managed-resources", s.authenticated(s.handleManagedResources))
 	mux.Handle("GET /api/v1/applications/{name}/manifests", s.authenticated(s.handleManifests))
 	mux.Handle("GET /api/v1/applications/{name}/resource", s.authenticated(s.handleResource))
+	mux.Handle("GET /api/v1/applications/{name}/resource/actions", s.authenticated(s.handleListResourceActions))
+	mux.Handle("POST /api/v1/applications/{name}/resource/actions", s.authenticated(s.handleRunResourceAction))
+	mux.Handle("POST /api/v1/applications/{name}/resource/actions/v2", s.authenticated(s.handleRunResourceActionV2))
 	mux.Handle("GET /api/v1/applications/{name}/events", s.authenticated(s.handleEvents))
 	mux.Handle("GET /api/v1/stream/applications", s.authenticated(s.handleStreamApplications))
 	mux.Handle("GET /api/v1/stream/rollouts", s.authenticated(s.handleStreamRollouts))

@@ -67,7 +67,7 @@ type resourceNode struct {
 // an ownerReference ties to a node already in the tree, transitively. It
 // reads only what it is given. Nodes are sorted by group, kind, namespace
 // and name.
-func buildTree(managed, candidates []*unstructured.Unstructured) []resourceNode {
+func buildTree(judge health.Judge, managed, candidates []*unstructured.Unstructured) []resourceNode {
 	inTree := map[types.UID]*unstructured.Unstructured{}
 	var nodes []resourceNode
 	for _, obj := range managed {
@@ -75,7 +75,7 @@ func buildTree(managed, candidates []*unstructured.Unstructured) []resourceNode 
 			continue
 		}
 		inTree[obj.GetUID()] = obj
-		nodes = append(nodes, newNode(obj, nil))
+		nodes = append(nodes, newNode(judge, obj, nil))
 	}
 	// Each pass adds the children of the previous one; the chains are short
 	// (CronJob→Job→Pod), and a pass that adds nothing ends the loop.
@@ -98,7 +98,7 @@ func buildTree(managed, candidates []*unstructured.Unstructured) []resourceNode 
 				continue
 			}
 			inTree[obj.GetUID()] = obj
-			nodes = append(nodes, newNode(obj, parents))
+			nodes = append(nodes, newNode(judge, obj, parents))
 			added = true
 		}
 	}
@@ -109,7 +109,7 @@ func buildTree(managed, candidates []*unstructured.Unstructured) []resourceNode 
 	return nodes
 }
 
-func newNode(obj *unstructured.Unstructured, parents []resourceRef) resourceNode {
+func newNode(judge health.Judge, obj *unstructured.Unstructured, parents []resourceRef) resourceNode {
 	gvk := obj.GroupVersionKind()
 	n := resourceNode{Group: gvk.Group, Version: gvk.Version, Kind: gvk.Kind, Namespace: obj.GetNamespace(), Name: obj.GetName(),
 		UID: obj.GetUID(), ResourceVersion: obj.GetResourceVersion(), ParentRefs: parents, CreatedAt: obj.GetCreationTimestamp(),
@@ -117,7 +117,7 @@ func newNode(obj *unstructured.Unstructured, parents []resourceRef) resourceNode
 	// Objects without status (ConfigMaps, Roles) have no health to show,
 	// as in Argo CD.
 	if _, ok := obj.Object["status"]; ok || gvk.Kind == "Pod" {
-		res := health.Assess(obj)
+		res := judge.Assess(obj)
 		n.Health = &nodeHealth{Status: res.Status, Message: res.Message}
 	}
 	if gvk.Group == "" && gvk.Kind == "Pod" {
@@ -252,7 +252,7 @@ func (s *Server) appTree(ctx context.Context, app *v1alpha1.Application) ([]reso
 			candidates = append(candidates, objs...)
 		}
 	}
-	nodes := buildTree(managed, candidates)
+	nodes := buildTree(s.Health, managed, candidates)
 	all := make(map[types.UID]*unstructured.Unstructured, len(managed)+len(candidates))
 	for _, obj := range append(managed, candidates...) {
 		all[obj.GetUID()] = obj

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
+	"github.com/skiffcd/skiff/internal/health"
 	"github.com/skiffcd/skiff/internal/mask"
 	"github.com/skiffcd/skiff/internal/reposerver"
 	"github.com/skiffcd/skiff/internal/testcluster"
@@ -140,7 +141,7 @@ func TestBuildTree(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			nodes := buildTree(tc.managed, tc.candidates)
+			nodes := buildTree(health.Judge{}, tc.managed, tc.candidates)
 			if got := strings.Join(describeTree(nodes), "\n"); got != strings.Join(tc.want, "\n") {
 				t.Errorf("tree:\n%s\nwant:\n%s", got, strings.Join(tc.want, "\n"))
 			}

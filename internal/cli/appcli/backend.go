@@ -14,6 +14,7 @@ import (
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
 	"github.com/skiffcd/skiff/internal/appops"
+	"github.com/skiffcd/skiff/internal/resourceactions"
 )
 
 // Backend is where `skiff app` reads and changes Applications: the
@@ -49,6 +50,13 @@ type Backend interface {
 	// Manifests returns the objects the Application renders to at
 	// revision (empty: its target revision).
 	Manifests(ctx context.Context, name, revision string) ([]*unstructured.Unstructured, error)
+	// Resources lists the Application's live resources: its resource
+	// tree through the API server, its managed resources with --core.
+	Resources(ctx context.Context, name string) ([]ResourceRef, error)
+	// ResourceActions lists the resource actions of r.
+	ResourceActions(ctx context.Context, name string, r ResourceRef) ([]resourceactions.Action, error)
+	// RunResourceAction runs action on r with params.
+	RunResourceAction(ctx context.Context, name string, r ResourceRef, action string, params []resourceactions.Param) error
 }
 
 // ErrExists is Create's answer for an Application that exists.

@@ -96,6 +96,8 @@ func (r *Reconciler) compare(ctx context.Context, app *v1alpha1.Application, har
 	app.Status.SourceTypes, app.Status.SourceType = sourceTypes(app)
 
 	desired := appops.DefaultNamespaces(resp.Manifests, app.Spec.Destination.Namespace, tgt.isNamespaced)
+	desired, excluded := withoutExcluded(desired, r.settings(), cluster.Server)
+	conds.set(v1alpha1.ApplicationConditionExcludedResourceWarning, excluded)
 	// PostDelete hooks hold the app, once deleted, until they have run.
 	app.Finalizers = postDeleteFinalizers(app.Finalizers, slices.ContainsFunc(desired, hook.IsPostDelete))
 	if violations := projectViolations(proj, app, desired, cluster, r.ManagedNamespace); violations != "" {
@@ -109,6 +111,7 @@ func (r *Reconciler) compare(ctx context.Context, app *v1alpha1.Application, har
 	// Before the live objects are read: a change in between shows as a new
 	// version next time rather than going unseen.
 	versions := tgt.cache.Versions(app.Name, keys)
+	settings := r.settings()
 	live := withWritten(tgt.cache.AppObjects(app.Name), written)
 	resources, syncStatus := r.resourceStatuses(ctx, tgt.cache, app, desired, keys, live, written)
 	app.Status.Resources = resources
@@ -117,7 +120,7 @@ func (r *Reconciler) compare(ctx context.Context, app *v1alpha1.Application, har
 	app.Status.Summary.Images = images(desired, live)
 	app.Status.Conditions = conds.list()
 	return comparison{desired: desired, revisions: resp.Revisions, inputs: &comparisonInputs{
-		project: proj.ResourceVersion, render: resp.Key, objects: keys, live: versions,
+		project: proj.ResourceVersion, render: resp.Key, objects: keys, live: versions, settings: settings,
 	}}
 }
 
@@ -175,6 +178,9 @@ func (r *Reconciler) resourceStatuses(ctx context.Context, cache *clustercache.C
 	base, _ := syncengine.ParseOptions(policyOptions(app)) // an unreadable option is the sync's error to report
 	var out []v1alpha1.ResourceStatus
 	seen := map[clustercache.ResourceKey]bool{}
+	settings := r.settings()
+	judge := health.Judge{Custom: settings.Resource.CustomHealth}
+	ignore := ignoreDifferences(app, settings)
 	for i, d := range desired {
 		key := keys[i]
 		seen[key] = true
@@ -186,7 +192,7 @@ func (r *Reconciler) resourceStatuses(ctx context.Context, cache *clustercache.C
 		rs := resourceStatus(d)
 		modified := false
 		if err == nil {
-			modified, err = r.diffs.Modified(app.Name, key.String(), d, liveObj, diff.Options{IgnoreDifferences: app.Spec.IgnoreDifferences, Schemas: r.Schemas})
+			modified, err = r.diffs.Modified(app.Name, key.String(), d, liveObj, diff.Options{IgnoreDifferences: ignore, Schemas: r.Schemas})
 		}
 		switch {
 		case err != nil:
@@ -198,7 +204,7 @@ func (r *Reconciler) resourceStatuses(ctx context.Context, cache *clustercache.C
 		default:
 			rs.Status = v1alpha1.SyncStatusCodeSynced
 		}
-		hs := health.Assess(liveObj)
+		hs := judge.Assess(liveObj)
 		rs.Health = &v1alpha1.HealthStatus{Status: hs.Status, Message: hs.Message}
 		rs.RequiresDeletionConfirmation = requiresConfirmation(base, d, false)
 		out = append(out, rs)
@@ -216,7 +222,7 @@ func (r *Reconciler) resourceStatuses(ctx context.Context, cache *clustercache.C
 		} else {
 			sync = v1alpha1.SyncStatusCodeOutOfSync
 		}
-		hs := health.Assess(l)
+		hs := judge.Assess(l)
 		rs.Health = &v1alpha1.HealthStatus{Status: hs.Status, Message: hs.Message}
 		rs.RequiresDeletionConfirmation = requiresConfirmation(base, l, true)
 		out = append(out, rs)

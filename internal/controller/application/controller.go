@@ -181,10 +181,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		onEveryReplica = ptr.To(false) // each replica acts on its own apps
 	}
 	r.Cache.Subscribe(r.liveChange)
-	r.Cache.SetTracking(context.Background(), r.tracking()) // not started yet: no reads
-	if r.Settings != nil {
-		r.Settings.Subscribe(r.settingsChanged)
-	}
+	r.followSettings()
 	r.Repo.OnRevisionMove(r.compareAppsOnMove)
 	if r.Clusters != nil {
 		r.Clusters.Subscribe(r.clustersChanged)
@@ -231,22 +228,26 @@ func (r *Reconciler) tracking() clustercache.Tracking {
 	if r.Settings == nil {
 		return clustercache.DefaultTracking()
 	}
-	return r.Settings.Current().Application.Tracking
+	return trackingOf(r.Settings.Current())
 }
 
-// settingsChanged applies a new argocd-cm's tracking to every watch cache,
+// trackingOf is the tracking s's application.* keys say.
+func trackingOf(s *argocdcm.Settings) clustercache.Tracking {
+	return clustercache.Tracking{Mode: clustercache.TrackingMode(s.Application.TrackingMethod), LabelKey: s.Application.InstanceLabelKey}
+}
+
+// retrack applies the argocd-cm tracking in force to every watch cache,
 // in the background (it may read objects that become tracked) and one
-// change after the other; each applies the settings in force when it runs.
-func (r *Reconciler) settingsChanged(*argocdcm.Settings) {
+// change after the other.
+func (r *Reconciler) retrack() {
 	go func() {
 		r.retrackMu.Lock()
 		defer r.retrackMu.Unlock()
 		ctx, cancel := context.WithTimeout(context.Background(), retrackTimeout)
 		defer cancel()
 		t := r.tracking()
-		r.Cache.SetTracking(ctx, t)
-		for _, m := range r.remoteTargets() {
-			m.cache.SetTracking(ctx, t)
+		for _, c := range r.caches() {
+			c.SetTracking(ctx, t)
 		}
 	}()
 }

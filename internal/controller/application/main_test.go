@@ -14,8 +14,9 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
+	"github.com/skiffcd/skiff/internal/argocdcm"
 	"github.com/skiffcd/skiff/internal/clustercache"
-	"github.com/skiffcd/skiff/internal/health"
+	"github.com/skiffcd/skiff/internal/clusters"
 	"github.com/skiffcd/skiff/internal/kubeclient"
 	"github.com/skiffcd/skiff/internal/reposerver"
 	"github.com/skiffcd/skiff/internal/syncengine"
@@ -50,6 +51,15 @@ func startReconciler(t *testing.T, ns string, period time.Duration, configure ..
 // restart is a stop and a new start.
 func startStoppableReconciler(t *testing.T, ns string, period time.Duration, configure ...func(*Reconciler)) (client.Client, *Reconciler, func()) {
 	t.Helper()
+	return startReconcilerWithSettings(t, ns, period, nil, configure...)
+}
+
+// startReconcilerWithSettings is startStoppableReconciler following
+// settings (argocd-cm) as skiff server does: its health scripts judge in
+// the cache, the comparisons and the sync engine's waves.
+func startReconcilerWithSettings(t *testing.T, ns string, period time.Duration, settings *argocdcm.Source, configure ...func(*Reconciler)) (client.Client, *Reconciler, func()) {
+	t.Helper()
+	judge := settings.HealthJudge()
 	scheme, err := kubeclient.NewScheme()
 	if err != nil {
 		t.Fatal(err)
@@ -72,7 +82,7 @@ func startStoppableReconciler(t *testing.T, ns string, period time.Duration, con
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	live, err := clustercache.New(cluster.Config, clustercache.Options{Health: health.StatusText})
+	live, err := clustercache.New(cluster.Config, clustercache.Options{Health: judge.StatusText, Excluded: settings.ExcludedIn(clusters.InClusterServer)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,10 +109,11 @@ func startStoppableReconciler(t *testing.T, ns string, period time.Duration, con
 		Cache:     live,
 		Engine: &syncengine.Engine{Client: direct, Poll: 100 * time.Millisecond, WaveTimeout: time.Minute,
 			Health: func(u *unstructured.Unstructured) (v1alpha1.HealthStatusCode, string) {
-				res := health.Assess(u)
+				res := judge.Assess(u)
 				return res.Status, res.Message
 			}},
 		RefreshPeriod: period,
+		Settings:      settings,
 	}
 	for _, f := range configure {
 		f(r)

@@ -189,6 +189,8 @@ func (r *Reconciler) sync(ctx context.Context, app *v1alpha1.Application, resume
 		syncResult.Source, syncResult.Revision = srcs[0], resp.Revisions[0]
 	}
 	desired := appops.DefaultNamespaces(resp.Manifests, app.Spec.Destination.Namespace, tgt.isNamespaced)
+	// Excluded kinds are neither applied nor pruned; the comparison warns.
+	desired, _ = withoutExcluded(desired, r.settings(), cluster.Server)
 	if violations := projectViolations(proj, app, desired, cluster, r.ManagedNamespace); violations != "" {
 		return syncengine.Result{}, syncResult, fmt.Errorf("%s", violations)
 	}
@@ -214,12 +216,13 @@ func (r *Reconciler) sync(ctx context.Context, app *v1alpha1.Application, resume
 	if resumed != nil {
 		recorded = resumed.Resources
 	}
+	ignore := ignoreDifferences(app, r.settings())
 	result := tgt.engine.Run(withAppRequests(ctx, app, op.DryRun), syncengine.Request{
 		App: app.Name, Tracking: r.tracking(), Namespace: app.Spec.Destination.Namespace, Plan: plan, Options: opts, DryRun: op.DryRun,
 		NamespaceExists:   r.namespaceExists(tgt.cache, app.Spec.Destination.Namespace),
-		IgnoreDifferences: app.Spec.IgnoreDifferences,
+		IgnoreDifferences: ignore,
 		IsModified: func(desired, live *unstructured.Unstructured) bool {
-			modified, err := r.diffs.Modified(app.Name, clustercache.KeyOf(desired).String(), desired, live, diff.Options{IgnoreDifferences: app.Spec.IgnoreDifferences, Schemas: r.Schemas})
+			modified, err := r.diffs.Modified(app.Name, clustercache.KeyOf(desired).String(), desired, live, diff.Options{IgnoreDifferences: ignore, Schemas: r.Schemas})
 			return err != nil || modified
 		},
 		Resumed:       recorded,

@@ -241,17 +241,6 @@ func (r *Reconciler) releaseLocked(app string) {
 	}
 }
 
-// remoteTargets returns the targets of the registered clusters in use.
-func (r *Reconciler) remoteTargets() []target {
-	r.remotes.mu.Lock()
-	defer r.remotes.mu.Unlock()
-	var out []target
-	for _, m := range r.remotes.byServer {
-		out = append(out, m.current())
-	}
-	return out
-}
-
 // appsOn lists the apps that deploy to the registered cluster at server.
 func (r *Reconciler) appsOn(server string) []string {
 	r.remotes.mu.Lock()

@@ -61,7 +61,7 @@ func TestSwitchingToLabelTrackingKeepsAppsSynced(t *testing.T) {
 		t.Fatal(err)
 	}
 	testwait.Eventually(t, "argocd-cm's label tracking to apply", func() bool {
-		return settings.Current().Application.Tracking.Mode == clustercache.TrackingLabelMode
+		return trackingOf(settings.Current()).Mode == clustercache.TrackingLabelMode
 	})
 	// A refresh compares under label tracking: the objects, written under
 	// annotation tracking, are still the app's.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
+	"github.com/skiffcd/skiff/internal/argocdcm"
 	"github.com/skiffcd/skiff/internal/clustercache"
 )
 
@@ -27,6 +28,9 @@ type comparisonInputs struct {
 	// Versions of them and of the objects tracked to the app.
 	objects []clustercache.ResourceKey
 	live    [sha256.Size]byte
+	// settings are the argocd-cm settings the health was judged by: a
+	// change of them (a health script) may change the outcome.
+	settings *argocdcm.Settings
 }
 
 // lastComparisons holds, per app, the inputs of its last comparison whose
@@ -101,7 +105,7 @@ func (l *lastComparisons) forget(app string) {
 // comparison's timestamps would move.
 func (r *Reconciler) unchanged(ctx context.Context, app *v1alpha1.Application, maxRevisionAge time.Duration) bool {
 	last, ok := r.compared.get(app.Name)
-	if !ok || last.app != app.ResourceVersion {
+	if !ok || last.app != app.ResourceVersion || last.settings != r.settings() {
 		return false
 	}
 	// Cheapest first: a live change, the most common reason to compare

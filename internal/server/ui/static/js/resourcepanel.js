@@ -1,7 +1,8 @@
 // The resource panel: a drawer with one resource's live manifest, diff and
-// events.
+// events, and its actions.
 import {h, mount, healthBadge, syncBadge, kindIcon} from './dom.js';
 import {drawManifest, drawDiff, drawEvents} from './resourceviews.js';
+import {actionsMenu} from './resourceactions.js';
 
 // openResourcePanel opens the panel of tree node n of the application at
 // base on tab; onTab hears of each tab shown, onClosed(quiet) of the panel's
@@ -39,6 +40,7 @@ export function openResourcePanel(n, base, tab, onTab, onClosed) {
         kindIcon(n.kind),
         h('div', {class: 'drawer-title'}, h('div', {class: 'small muted'}, n.kind + (n.namespace ? ' · ' + n.namespace : '')), h('h2', null, n.name)),
         h('div', {class: 'drawer-status'}, n.health?.status ? healthBadge(n.health.status) : null, ' ', n.sync ? syncBadge(n.sync) : null),
+        n.missing ? null : actionsMenu(n, base),
         h('button', {class: 'btn btn-ghost', testid: 'panel-close', 'aria-label': 'Close', onclick: () => close()}, '✕')),
       n.images.length ? h('div', {class: 'drawer-meta small'}, 'Images: ', n.images.map((i) => h('span', {class: 'chip mono'}, i))) : null,
       ptabs, content));

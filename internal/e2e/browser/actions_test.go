@@ -1,0 +1,74 @@
+package browser
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/skiffcd/skiff/internal/resourceactions"
+	"github.com/skiffcd/skiff/internal/testwait"
+)
+
+// The resource panel's Actions menu: the admin restarts the guestbook's
+// Deployment after a confirmation and the cluster's pod template gets
+// kubectl's restartedAt annotation; resume shows greyed (the Deployment is
+// not paused); a readonly user's restart is refused and the dialog shows
+// the server's reason.
+func TestResourceActionRestart(t *testing.T) {
+	p := newPage(t, 1400, 900)
+	newGuestbook(t, "guestbook-actions")
+	p.login("admin", env.password)
+	p.visible(tid("app-tile-guestbook-actions"), 30*time.Second)
+	p.click(tid("app-tile-guestbook-actions"))
+	p.until("the Sync button (admin may sync)", attrIs(tid("app-actions"), "data-perms", "loaded"), 15*time.Second)
+	p.click(tid("sync-button"))
+	p.click(tid("sync-confirm"))
+	p.visible(tid("tree-node-Deployment-guestbook-ui")+`[data-health="Healthy"]`, 90*time.Second)
+	dest := getApp(t, "guestbook-actions").Spec.Destination.Namespace
+
+	p.click(tid("tree-node-Deployment-guestbook-ui"))
+	p.visible(tid("resource-panel"), 10*time.Second)
+	p.click(tid("panel-actions"))
+	p.visible(tid("action-restart"), 15*time.Second)
+	if !p.disabled(tid("action-resume")) || p.disabled(tid("action-restart")) {
+		t.Error("want resume greyed and restart enabled for a running Deployment")
+	}
+	p.screenshot("01-actions-menu")
+	p.click(tid("action-restart"))
+	p.visible(tid("action-dialog"), 10*time.Second)
+	p.screenshot("02-confirm-restart")
+	p.click(tid("action-confirm"))
+	p.until("the dialog closed after the restart", `document.querySelector('[data-testid="action-dialog"]') === null`, 15*time.Second)
+	testwait.Eventually(t, "restartedAt on the Deployment's pod template", func() error {
+		var d appsv1.Deployment
+		if err := env.k8s.Get(context.Background(), client.ObjectKey{Namespace: dest, Name: "guestbook-ui"}, &d); err != nil {
+			return err
+		}
+		if d.Spec.Template.Annotations[resourceactions.RestartedAtAnnotation] == "" {
+			return errors.New("no restartedAt annotation")
+		}
+		return nil
+	}, testwait.Timeout(30*time.Second), testwait.Interval(200*time.Millisecond))
+
+	// A readonly user may open the menu; the server refuses the restart.
+	addReadonlyUser(t, "ro", "ro-password-1")
+	p.click(tid("panel-close"))
+	p.click(tid("logout"))
+	p.visible(tid("login-page"), 10*time.Second)
+	p.login("ro", "ro-password-1")
+	p.open("/applications/guestbook-actions")
+	p.click(tid("tree-node-Deployment-guestbook-ui"))
+	p.click(tid("panel-actions"))
+	p.click(tid("action-restart"))
+	p.click(tid("action-confirm"))
+	p.visible(tid("action-dialog")+" "+tid("dialog-error"), 15*time.Second)
+	if msg := p.text(tid("action-dialog") + " " + tid("dialog-error")); !strings.Contains(msg, "permission denied: applications, action/apps/Deployment/restart") {
+		t.Errorf("refusal shown as %q, want the server's permission denied", msg)
+	}
+	p.screenshot("03-restart-refused")
+}
