@@ -1,6 +1,10 @@
 package v1alpha1
 
-import "strings"
+import (
+	"slices"
+	"strings"
+	"time"
+)
 
 // Names Argo CD users and tools put on Applications. They are defined here
 // once, for the controller, the API server, the CLI and the UI's API.
@@ -17,6 +21,19 @@ const (
 	// the background.
 	FinalizerResources           = "resources-finalizer.argocd.argoproj.io"
 	FinalizerResourcesBackground = "resources-finalizer.argocd.argoproj.io/background"
+
+	// FinalizerPostDelete keeps a deleted Application until its PostDelete
+	// hooks have run and succeeded (after its resources are gone);
+	// FinalizerPostDeleteCleanup then until the hooks' delete policies are
+	// applied. The controller adds both to apps whose manifests hold
+	// PostDelete hooks, as Argo CD does.
+	FinalizerPostDelete        = "post-delete-finalizer.argocd.argoproj.io"
+	FinalizerPostDeleteCleanup = "post-delete-finalizer.argocd.argoproj.io/cleanup"
+
+	// AnnotationDeletionApproved, an RFC 3339 time, approves the prunes
+	// (Prune=confirm) of operations begun until then and the deletion of
+	// resources (Delete=confirm) of an app deleted until then.
+	AnnotationDeletionApproved = "argocd.argoproj.io/deletion-approved"
 
 	// DefaultProjectName is the AppProject of an Application that names
 	// none.
@@ -50,6 +67,22 @@ func (a *Application) ResourcesFinalizer() string {
 		}
 	}
 	return found
+}
+
+// HasFinalizer reports whether the app carries finalizer f.
+func (a *Application) HasFinalizer(f string) bool {
+	return slices.Contains(a.Finalizers, f)
+}
+
+// DeletionApproved reports whether the app's deletion approval is dated
+// at or after since, as Argo CD compares them (to the second). A missing
+// or unreadable approval approves nothing.
+func (a *Application) DeletionApproved(since time.Time) bool {
+	at, err := time.Parse(time.RFC3339, a.Annotations[AnnotationDeletionApproved])
+	if err != nil {
+		return false
+	}
+	return !at.Before(since.Truncate(time.Second))
 }
 
 // SplitAnnotation reads a comma-separated annotation value as Argo CD

@@ -3,6 +3,7 @@ package v1alpha1
 import (
 	"slices"
 	"testing"
+	"time"
 )
 
 func TestProjectName(t *testing.T) {
@@ -81,6 +82,31 @@ func TestSplitAnnotation(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			if got := SplitAnnotation(tc.value); !slices.Equal(got, tc.want) {
 				t.Errorf("SplitAnnotation(%q) = %q, want %q", tc.value, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestDeletionApproved(t *testing.T) {
+	since := time.Date(2026, 12, 7, 14, 0, 0, 500_000_000, time.UTC)
+	tests := map[string]struct {
+		approval string
+		want     bool
+	}{
+		"no approval approves nothing":                  {approval: "", want: false},
+		"an unreadable approval approves nothing":       {approval: "yes", want: false},
+		"an approval older than since approves nothing": {approval: "2026-12-07T13:59:59Z", want: false},
+		"an approval in the same second approves":       {approval: "2026-12-07T14:00:00Z", want: true},
+		"a later approval approves":                     {approval: "2026-12-07T15:30:00+01:00", want: true},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			app := &Application{}
+			if tc.approval != "" {
+				app.Annotations = map[string]string{AnnotationDeletionApproved: tc.approval}
+			}
+			if got := app.DeletionApproved(since); got != tc.want {
+				t.Errorf("got %v, want %v", got, tc.want)
 			}
 		})
 	}

@@ -737,6 +737,9 @@ const (
 	ApplicationConditionRepeatedResourceWarning ApplicationConditionType = "RepeatedResourceWarning"
 	ApplicationConditionExcludedResourceWarning ApplicationConditionType = "ExcludedResourceWarning"
 	ApplicationConditionUnsupportedField        ApplicationConditionType = "UnsupportedField"
+	// ApplicationConditionDeletionError says why a deleted app stays: a
+	// deletion waiting for its confirmation, a PostDelete hook that failed.
+	ApplicationConditionDeletionError ApplicationConditionType = "DeletionError"
 )
 
 // ApplicationCondition is a problem or warning about an Application.

@@ -177,7 +177,7 @@ API of the kubeconfig.`,
 	cmd.AddCommand(
 		newAppCreateCommand(a), newAppListCommand(a), newAppGetCommand(a), newAppSyncCommand(a),
 		newAppWaitCommand(a), newAppDiffCommand(a), newAppManifestsCommand(a), newAppHistoryCommand(a),
-		newAppRollbackCommand(a), newAppDeleteCommand(a), newAppTerminateCommand(a), newAppSetCommand(a),
+		newAppRollbackCommand(a), newAppDeleteCommand(a), newAppTerminateCommand(a), newAppConfirmDeletionCommand(a), newAppSetCommand(a),
 		newAppActionsCommand(a),
 	)
 	return cmd

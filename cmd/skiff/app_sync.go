@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
+	"github.com/skiffcd/skiff/internal/appops"
 	"github.com/skiffcd/skiff/internal/cli/appcli"
 )
 
@@ -148,6 +149,29 @@ func newAppTerminateCommand(a *appContext) *cobra.Command {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "application '%s' operation terminating\n", args[0])
+			return nil
+		},
+	}
+}
+
+func newAppConfirmDeletionCommand(a *appContext) *cobra.Command {
+	return &cobra.Command{
+		Use:   "confirm-deletion NAME",
+		Short: "Confirm the pruning or deletion of an Application's resources that wait for it (Prune=confirm, Delete=confirm)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			b, err := a.backend()
+			if err != nil {
+				return err
+			}
+			err = appcli.EditApp(cmd.Context(), b, args[0], func(app *v1alpha1.Application) error {
+				appops.ApproveDeletion(app, time.Now())
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "Application '%s' updated successfully\n", args[0])
 			return nil
 		},
 	}

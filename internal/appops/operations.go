@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
@@ -123,6 +124,18 @@ func Terminate(ctx context.Context, c client.Client, key client.ObjectKey) error
 		}
 		return nil
 	})
+}
+
+// ApproveDeletion approves, as of now, what waits for a confirmation of
+// the Application's: the prunes of its running operation (Prune=confirm)
+// and, when it is being deleted, the deletion of its resources
+// (Delete=confirm), as `argocd app confirm-deletion` does: it writes the
+// deletion-approved annotation, a later approval replacing an earlier one.
+func ApproveDeletion(app *v1alpha1.Application, now time.Time) {
+	if app.Annotations == nil {
+		app.Annotations = map[string]string{}
+	}
+	app.Annotations[v1alpha1.AnnotationDeletionApproved] = now.UTC().Format(time.RFC3339)
 }
 
 // SetFinalizers returns finalizers with the resources finalizer that

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
 )
@@ -167,5 +168,21 @@ func TestErrorKinds(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestApproveDeletionApprovesWhatWaitsUntilNow(t *testing.T) {
+	started := time.Date(2026, 12, 7, 14, 0, 0, 0, time.UTC)
+	app := &v1alpha1.Application{}
+	ApproveDeletion(app, started.Add(-time.Minute))
+	if app.DeletionApproved(started) {
+		t.Fatal("an approval given before the operation began approves it")
+	}
+	ApproveDeletion(app, started.Add(time.Minute).In(time.FixedZone("CET", 3600)))
+	if got := app.Annotations[v1alpha1.AnnotationDeletionApproved]; got != "2026-12-07T14:01:00Z" {
+		t.Errorf("annotation %q, want the time in UTC, RFC 3339", got)
+	}
+	if !app.DeletionApproved(started) {
+		t.Error("a later approval does not approve what waits")
 	}
 }

@@ -59,8 +59,9 @@ type Event struct {
 
 // Options configure a Cache.
 type Options struct {
-	// Tracking says how objects are tied to Applications; default annotation.
-	Tracking TrackingMode
+	// Tracking says how objects are tied to Applications at the start
+	// (SetTracking changes it); default DefaultTracking.
+	Tracking Tracking
 	// Exclude lists kinds not to watch, in addition to the noisy defaults
 	// (Events, Leases, Endpoints, EndpointSlices).
 	Exclude []schema.GroupKind
@@ -103,6 +104,7 @@ type Cache struct {
 	excluded  map[schema.GroupKind]bool
 
 	mu          sync.RWMutex
+	tracking    Tracking
 	objects     map[ResourceKey]*stored
 	byApp       map[string]map[ResourceKey]bool
 	children    map[types.UID]map[ResourceKey]bool
@@ -124,9 +126,7 @@ type Cache struct {
 
 // New returns a Cache for the cluster behind cfg.
 func New(cfg *rest.Config, opts Options) (*Cache, error) {
-	if opts.Tracking == "" {
-		opts.Tracking = TrackingAnnotationMode
-	}
+	opts.Tracking = opts.Tracking.withDefaults()
 	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("building dynamic client: %w", err)
@@ -145,6 +145,7 @@ func New(cfg *rest.Config, opts Options) (*Cache, error) {
 	}
 	return &Cache{
 		opts: opts, dynamic: dyn, discovery: disc, metadata: meta, excluded: excluded,
+		tracking:   opts.Tracking,
 		objects:    map[ResourceKey]*stored{},
 		byApp:      map[string]map[ResourceKey]bool{},
 		children:   map[types.UID]map[ResourceKey]bool{},

@@ -44,8 +44,9 @@ func (c *Cache) Record(objs ...*unstructured.Unstructured) {
 			continue
 		}
 		u := obj.DeepCopy()
-		trim(u, c.opts.Tracking)
-		s, err := store(u, c.opts.Tracking, c.opts.Health)
+		t := c.Tracking()
+		trim(u, t)
+		s, err := store(u, t, c.opts.Health)
 		if err != nil {
 			continue // its watch event brings it
 		}
@@ -94,9 +95,9 @@ func (c *Cache) storeLocked(s *stored) (replaced *stored, changed bool) {
 // anyway, and keeping both would hold every object a sync wrote twice
 // until it next changes. Equal versions are the same object, so the
 // indexes stay as they are; a partial copy never replaces a whole one, nor
-// one Rejudge judged again under new rules.
+// one Rejudge or SetTracking judged again under new rules.
 func (c *Cache) shareLocked(s *stored) {
-	if old, ok := c.objects[s.key]; ok && old != s && old.meta.ResourceVersion == s.meta.ResourceVersion && old.partial == s.partial && old.health == s.health {
+	if old, ok := c.objects[s.key]; ok && old != s && old.meta.ResourceVersion == s.meta.ResourceVersion && old.partial == s.partial && old.health == s.health && old.app == s.app {
 		c.objects[s.key] = s
 	}
 }

@@ -17,7 +17,7 @@ func metadataEvent(t *testing.T, c *Cache, gvk schema.GroupVersionKind, u *unstr
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, m); err != nil {
 		t.Fatal(err)
 	}
-	s, _, err := storeMetadata(gvk, m, TrackingAnnotationMode)
+	s, _, err := storeMetadata(gvk, m, DefaultTracking())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +115,7 @@ func TestADeletionDropsOnlyTheObjectItNames(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			c := newUnstartedCache()
 			watchEvent(t, c, gvk, configMap("second", "12"))
-			s, err := transform(gvk, TrackingAnnotationMode, nil)(tc.deleted)
+			s, err := transform(gvk, DefaultTracking, nil)(tc.deleted)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -12,7 +12,7 @@ import (
 // nothing: tests feed it watch events.
 func newUnstartedCache() *Cache {
 	return &Cache{
-		opts:     Options{Tracking: TrackingAnnotationMode},
+		opts:     Options{Tracking: DefaultTracking()},
 		objects:  map[ResourceKey]*stored{},
 		byApp:    map[string]map[ResourceKey]bool{},
 		children: map[types.UID]map[ResourceKey]bool{},
@@ -23,7 +23,7 @@ func newUnstartedCache() *Cache {
 // watch events.
 func watchEvent(t *testing.T, c *Cache, gvk schema.GroupVersionKind, u *unstructured.Unstructured) *stored {
 	t.Helper()
-	s, err := transform(gvk, TrackingAnnotationMode, nil)(u)
+	s, err := transform(gvk, DefaultTracking, nil)(u)
 	if err != nil {
 		t.Fatal(err)
 	}

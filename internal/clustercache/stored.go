@@ -34,7 +34,7 @@ type stored struct {
 
 // store encodes u, already trimmed, for the cache; judge (optional) gives
 // the health of a tracked object.
-func store(u *unstructured.Unstructured, tracking TrackingMode, judge func(*unstructured.Unstructured) string) (*stored, error) {
+func store(u *unstructured.Unstructured, tracking Tracking, judge func(*unstructured.Unstructured) string) (*stored, error) {
 	raw, err := u.MarshalJSON()
 	if err != nil {
 		return nil, fmt.Errorf("encoding %s: %w", KeyOf(u), err)
@@ -59,7 +59,7 @@ func store(u *unstructured.Unstructured, tracking TrackingMode, judge func(*unst
 // storeMetadata encodes an object of kind gvk that a metadata-only watch
 // delivered, without its managedFields (as trim leaves an untracked
 // object), and returns the Application its metadata names as its owner.
-func storeMetadata(gvk schema.GroupVersionKind, m *metav1.PartialObjectMetadata, tracking TrackingMode) (*stored, string, error) {
+func storeMetadata(gvk schema.GroupVersionKind, m *metav1.PartialObjectMetadata, tracking Tracking) (*stored, string, error) {
 	m.ManagedFields = nil
 	m.APIVersion, m.Kind = gvk.ToAPIVersionAndKind()
 	raw, err := json.Marshal(m)

@@ -16,7 +16,7 @@ import (
 // for Skiff's own managedFields entry, which the diff skips; the entries of
 // other managers stay for ignoreDifferences.managedFieldsManagers. u is
 // left untouched when nothing is to be dropped.
-func trim(u *unstructured.Unstructured, tracking TrackingMode) {
+func trim(u *unstructured.Unstructured, tracking Tracking) {
 	md, ok := u.Object["metadata"].(map[string]any)
 	if !ok {
 		return

@@ -79,10 +79,10 @@ func TestTrim(t *testing.T) {
 			mode:         TrackingLabelMode,
 			wantManagers: []string{"kubectl"},
 		},
-		"label mode ignores the annotation": {
+		"label mode keeps tracking by an annotation written before the switch": {
 			obj:          withManagedFields(tracked(), "kubectl"),
 			mode:         TrackingLabelMode,
-			metadataOnly: true,
+			wantManagers: []string{"kubectl"},
 		},
 		"a tracked object without managedFields stays as it is": {
 			obj:  tracked(),
@@ -92,7 +92,7 @@ func TestTrim(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			before := tc.obj.DeepCopy()
-			trim(tc.obj, tc.mode)
+			trim(tc.obj, Tracking{Mode: tc.mode})
 			if got := managerNames(tc.obj); !reflect.DeepEqual(got, tc.wantManagers) {
 				t.Errorf("managers after trim = %v, want %v", got, tc.wantManagers)
 			}
@@ -119,9 +119,9 @@ func TestTrim(t *testing.T) {
 func TestTrimLeavesATrimmedObjectAlone(t *testing.T) {
 	obj := withManagedFields(object("v1", "ConfigMap", "web", "cfg",
 		map[string]string{TrackingAnnotation: "shop:/ConfigMap:web/cfg"}, nil), "skiff", "kubectl")
-	trim(obj, TrackingAnnotationMode)
+	trim(obj, DefaultTracking())
 	first := obj.Object["metadata"].(map[string]any)["managedFields"].([]any)
-	trim(obj, TrackingAnnotationMode)
+	trim(obj, DefaultTracking())
 	second := obj.Object["metadata"].(map[string]any)["managedFields"].([]any)
 	if len(first) != 1 || &first[0] != &second[0] {
 		t.Errorf("a second trim replaced the already trimmed managedFields")

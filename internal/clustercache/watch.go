@@ -60,7 +60,7 @@ func (c *Cache) watchFull(ctx context.Context, gvr schema.GroupVersionResource, 
 		lw := c.listWatch(watchKey(gvr, ns), c.dynamic, func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return resource.List(ctx, opts)
 		}, resource.Watch)
-		synced[i] = c.run(ctx, lw, &unstructured.Unstructured{}, w.gvk, transform(w.gvk, c.opts.Tracking, c.opts.Health))
+		synced[i] = c.run(ctx, lw, &unstructured.Unstructured{}, w.gvk, transform(w.gvk, c.Tracking, c.opts.Health))
 	}
 	return allSynced(synced)
 }
@@ -126,7 +126,7 @@ func (c *Cache) metadataTransform(gvr schema.GroupVersionResource, gvk schema.Gr
 		if !ok {
 			return obj, nil
 		}
-		s, owner, err := storeMetadata(gvk, m, c.opts.Tracking)
+		s, owner, err := storeMetadata(gvk, m, c.Tracking())
 		if err != nil {
 			return nil, err
 		}
@@ -173,7 +173,7 @@ func (c *Cache) handler(gvk schema.GroupVersionKind) cache.ResourceEventHandler 
 // cache to hold (see stored). Informers hand the transform objects nobody
 // else holds yet, so it edits them in place; an object already stored
 // passes through as it is.
-func transform(gvk schema.GroupVersionKind, tracking TrackingMode, judge func(*unstructured.Unstructured) string) cache.TransformFunc {
+func transform(gvk schema.GroupVersionKind, tracking func() Tracking, judge func(*unstructured.Unstructured) string) cache.TransformFunc {
 	return func(obj any) (any, error) {
 		u, ok := obj.(*unstructured.Unstructured)
 		if !ok {
@@ -182,7 +182,8 @@ func transform(gvk schema.GroupVersionKind, tracking TrackingMode, judge func(*u
 		if u.GroupVersionKind() != gvk {
 			u.SetGroupVersionKind(gvk)
 		}
-		trim(u, tracking)
-		return store(u, tracking, judge)
+		t := tracking() // one reading for both: an object is trimmed as it is tracked
+		trim(u, t)
+		return store(u, t, judge)
 	}
 }

@@ -25,14 +25,16 @@ const (
 // Type is when a hook runs: Argo CD's hook types.
 type Type string
 
-// The hook types: the three sync phases, SyncFail (only when a sync fails)
-// and Skip (never run, nor applied).
+// The hook types: the three sync phases, SyncFail (only when a sync fails),
+// PostDelete (once the app's resources are deleted with the app, never
+// during a sync) and Skip (never run, nor applied).
 const (
-	PreSync  Type = "PreSync"
-	Sync     Type = "Sync"
-	PostSync Type = "PostSync"
-	SyncFail Type = "SyncFail"
-	Skip     Type = "Skip"
+	PreSync    Type = "PreSync"
+	Sync       Type = "Sync"
+	PostSync   Type = "PostSync"
+	SyncFail   Type = "SyncFail"
+	PostDelete Type = "PostDelete"
+	Skip       Type = "Skip"
 )
 
 // Delete policies: when a hook's object is deleted.
@@ -47,6 +49,7 @@ var helmTypes = map[string]Type{
 	"pre-install": PreSync, "pre-upgrade": PreSync,
 	"post-install": PostSync, "post-upgrade": PostSync,
 	"crd-install": PreSync,
+	"post-delete": PostDelete,
 }
 
 // helmDeletePolicies maps Helm's delete policies to Argo CD's.
@@ -109,6 +112,18 @@ func DeletePolicies(obj *unstructured.Unstructured) []string {
 		return out
 	}
 	return []string{BeforeHookCreation}
+}
+
+// IsPostDelete reports whether obj is a hook that runs after its app's
+// deletion (of type PostDelete, or Helm's post-delete).
+func IsPostDelete(obj *unstructured.Unstructured) bool {
+	return slices.Contains(Types(obj), PostDelete)
+}
+
+// RunsInSync reports whether a sync runs hooks of type t: neither Skip
+// nor PostDelete hooks are ever applied by one.
+func RunsInSync(t Type) bool {
+	return t != Skip && t != PostDelete
 }
 
 // IsHelmTest reports whether obj is a `helm test` hook.

@@ -43,6 +43,12 @@ func TestTypes(t *testing.T) {
 		"a Helm test hook is skipped": {
 			ann: map[string]string{AnnotationHelmHook: "test"}, wantHook: true, want: []Type{Skip},
 		},
+		"Argo CD's PostDelete is a hook of type PostDelete": {
+			ann: map[string]string{AnnotationHook: "PostDelete"}, wantHook: true, want: []Type{PostDelete},
+		},
+		"Helm's post-delete runs after the app's deletion": {
+			ann: map[string]string{AnnotationHelmHook: "post-delete"}, wantHook: true, want: []Type{PostDelete},
+		},
 		"Argo CD's annotation wins over Helm's": {
 			ann: map[string]string{AnnotationHook: "Sync", AnnotationHelmHook: "pre-install"}, wantHook: true, want: []Type{Sync},
 		},

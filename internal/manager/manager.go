@@ -460,10 +460,11 @@ func addAPIServer(mgr ctrl.Manager, opts Options, apps *application.Reconciler, 
 		return fmt.Errorf("reading the server version: %w", err)
 	}
 	srv := &server.Server{
-		Client:    mgr.GetClient(),
-		Settings:  config,
-		APIReader: mgr.GetAPIReader(),
-		Namespace: opts.Namespace,
+		Client:         mgr.GetClient(),
+		Settings:       config,
+		ArgoCDSettings: apps.Settings,
+		APIReader:      mgr.GetAPIReader(),
+		Namespace:      opts.Namespace,
 		Refresher: ownerRefresher{owns: appOwner(mgr, shards), local: apps, annotating: &sync.WaitGroup{},
 			remote: &server.AnnotationRefresher{Client: mgr.GetClient(), Namespace: opts.Namespace, Forget: apps.Repo.Forget}},
 		Repo:        apps.Repo,

@@ -59,15 +59,17 @@ type rolloutGuard struct {
 
 // rolloutAuth says which RBAC resource and object guard a Rollout.
 func (s *Server) rolloutAuth(r *http.Request, ro *v1alpha1.Rollout) (rolloutGuard, error) {
-	// OwningApp needs only the identity and annotations, not the whole
-	// object converted.
+	// OwningApp needs only the identity and tracking metadata, not the
+	// whole object converted.
 	meta := &unstructured.Unstructured{}
 	meta.SetGroupVersionKind(v1alpha1.GroupVersion.WithKind("Rollout"))
 	meta.SetNamespace(ro.Namespace)
 	meta.SetName(ro.Name)
 	meta.SetAnnotations(ro.Annotations)
+	meta.SetLabels(ro.Labels)
+	meta.SetOwnerReferences(ro.OwnerReferences)
 	standalone := rolloutGuard{resource: resRollouts, object: ro.Namespace + "/" + ro.Name}
-	app := clustercache.OwningApp(meta, clustercache.TrackingAnnotationMode)
+	app := clustercache.OwningApp(meta, s.tracking())
 	if app == "" {
 		return standalone, nil
 	}
@@ -79,6 +81,15 @@ func (s *Server) rolloutAuth(r *http.Request, ro *v1alpha1.Rollout) (rolloutGuar
 		return rolloutGuard{}, err
 	}
 	return rolloutGuard{resource: resApplications, object: appObject(application), app: app}, nil
+}
+
+// tracking is how the live argocd-cm ties objects to Applications.
+func (s *Server) tracking() clustercache.Tracking {
+	if s.ArgoCDSettings == nil {
+		return clustercache.DefaultTracking()
+	}
+	app := s.ArgoCDSettings.Current().Application
+	return clustercache.Tracking{Mode: clustercache.TrackingMode(app.TrackingMethod), LabelKey: app.InstanceLabelKey}
 }
 
 func rolloutAction(resource string, op rolloutops.Op) string {

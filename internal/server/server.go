@@ -36,6 +36,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
+	"github.com/skiffcd/skiff/internal/argocdcm"
 	"github.com/skiffcd/skiff/internal/clusterops"
 	"github.com/skiffcd/skiff/internal/clusters"
 	"github.com/skiffcd/skiff/internal/crdschema"
@@ -86,6 +87,9 @@ type Server struct {
 	// Settings reads argocd-cm, argocd-secret and argocd-rbac-cm, usually
 	// from a cache of Skiff's namespace; nil means Client.
 	Settings client.Reader
+	// ArgoCDSettings is the live argocd-cm's parsed settings (tracking
+	// method, instance label); nil means their defaults.
+	ArgoCDSettings *argocdcm.Source
 	// APIReader reads uncached: argocd-secret at first start, and a
 	// Rollout's pods and runs (no pod informer); nil means Client.
 	APIReader client.Reader

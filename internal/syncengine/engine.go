@@ -40,8 +40,11 @@ type Engine struct {
 
 // Request is one sync of one application.
 type Request struct {
-	// App names the application; applied objects get its tracking id.
+	// App names the application; applied objects are tracked to it.
 	App string
+	// Tracking is how applied objects are marked as App's (argocd-cm's
+	// tracking method and instance label); zero means the annotation.
+	Tracking clustercache.Tracking
 	// Namespace is the destination namespace (created with CreateNamespace=true).
 	Namespace string
 	Plan      *Plan
@@ -62,6 +65,10 @@ type Request struct {
 	// completed is not run again, and one it started and that still exists
 	// is waited for rather than re-created.
 	Resumed []v1alpha1.ResourceResult
+	// PruneApproved says the app's deletion approval covers this
+	// operation: without it a prune of an object with Prune=confirm stops
+	// the sync, Running, before that prune's wave (Result.Phase Running).
+	PruneApproved bool
 	// Progress, when set, is given the results so far each time hooks have
 	// been created and each time they have completed, in plan order, for
 	// the caller to record what Resumed needs. A sync without hooks never
@@ -153,6 +160,10 @@ func (r *run) execute(ctx context.Context) Result {
 		if group[0].Phase == PhaseSyncFail {
 			break // only on failure
 		}
+		if unconfirmed := r.unconfirmedPrunes(group); len(unconfirmed) > 0 {
+			return Result{Phase: v1alpha1.OperationRunning, Resources: r.results,
+				Message: MessagePruneConfirmation + " of " + AndMore(unconfirmed)}
+		}
 		first, rest := prerequisitesFirst(group)
 		for _, t := range first {
 			if err := r.do(ctx, t); err != nil {
@@ -209,7 +220,42 @@ func (r *run) execute(ctx context.Context) Result {
 	return Result{Phase: v1alpha1.OperationSucceeded, Message: "successfully synced (all tasks run)", Resources: r.results}
 }
 
-// prepare copies desired objects and marks them with the tracking id.
+// MessagePruneConfirmation begins the message of a sync held before a
+// prune that waits for the app's deletion approval, as Argo CD's.
+const MessagePruneConfirmation = "waiting for pruning confirmation"
+
+// unconfirmedPrunes names the prunes of group that wait for the app's
+// deletion approval (Prune=confirm), as Argo CD names them:
+// apiVersion/Kind/name.
+func (r *run) unconfirmedPrunes(group []Task) []string {
+	if r.req.PruneApproved {
+		return nil
+	}
+	var out []string
+	for _, t := range group {
+		if t.Prune && t.Options.PruneConfirm {
+			out = append(out, ConfirmationName(t.Live))
+		}
+	}
+	return out
+}
+
+// ConfirmationName names obj in the messages of prunes and deletions that
+// wait for a confirmation, as Argo CD does: apiVersion/Kind/name.
+func ConfirmationName(obj *unstructured.Unstructured) string {
+	return obj.GetAPIVersion() + "/" + obj.GetKind() + "/" + obj.GetName()
+}
+
+// AndMore is the first of names, and how many more there are, as Argo
+// CD's confirmation messages list them.
+func AndMore(names []string) string {
+	if len(names) == 1 {
+		return names[0]
+	}
+	return fmt.Sprintf("%s and %d more resources", names[0], len(names)-1)
+}
+
+// prepare copies desired objects and marks them as the app's.
 func (r *run) prepare() []Task {
 	tasks := make([]Task, len(r.req.Plan.Tasks))
 	r.crdKinds = map[string]bool{}
@@ -233,12 +279,7 @@ func (r *run) prepare() []Task {
 				kind, _, _ := unstructured.NestedString(obj.Object, "spec", "names", "kind")
 				r.crdKinds[group+"/"+kind] = true
 			}
-			ann := obj.GetAnnotations()
-			if ann == nil {
-				ann = map[string]string{}
-			}
-			ann[clustercache.TrackingAnnotation] = clustercache.TrackingID(r.req.App, obj)
-			obj.SetAnnotations(ann)
+			clustercache.Track(obj, r.req.App, r.req.Tracking)
 			t.Desired = obj
 		}
 		tasks[i] = t

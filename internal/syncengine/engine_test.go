@@ -147,7 +147,7 @@ func TestSyncAppliesTracksAndPrunes(t *testing.T) {
 		t.Fatalf("%d of 3 objects exist after sync", len(got))
 	}
 	for _, o := range got {
-		if app := clustercache.OwningApp(o, clustercache.TrackingAnnotationMode); app != "shop" {
+		if app := clustercache.OwningApp(o, clustercache.DefaultTracking()); app != "shop" {
 			t.Errorf("%s/%s tracked to %q, want shop", o.GetKind(), o.GetName(), app)
 		}
 	}

@@ -16,9 +16,14 @@ type Options struct {
 	ApplyOutOfSyncOnly bool
 	Validate           bool // default true
 	PruneLast          bool
-	PruneDisabled      bool   // Prune=false
-	DeleteDisabled     bool   // Delete=false
-	PropagationPolicy  string // foreground (default), background, orphan
+	PruneDisabled      bool // Prune=false
+	DeleteDisabled     bool // Delete=false
+	// PruneConfirm (Prune=confirm) holds a prune of the object until the
+	// app carries a deletion approval newer than the operation's start;
+	// DeleteConfirm (Delete=confirm) holds the app's cascading deletion
+	// until one newer than the deletion.
+	PruneConfirm, DeleteConfirm bool
+	PropagationPolicy           string // foreground (default), background, orphan
 	// SkipDryRunOnMissingResource skips validation of objects whose kind the
 	// API server does not know yet.
 	SkipDryRunOnMissingResource bool
@@ -66,8 +71,10 @@ func (o Options) Merge(s string) (Options, error) {
 			o.PruneLast = on
 		case "Prune":
 			o.PruneDisabled = strings.EqualFold(value, "false")
+			o.PruneConfirm = strings.EqualFold(value, "confirm")
 		case "Delete":
 			o.DeleteDisabled = strings.EqualFold(value, "false")
+			o.DeleteConfirm = strings.EqualFold(value, "confirm")
 		case "ServerSideApply":
 			// Skiff always applies server-side; accepted for compatibility.
 		case "PrunePropagationPolicy":

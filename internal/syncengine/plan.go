@@ -124,7 +124,7 @@ func NewPlan(in PlanInput) (*Plan, error) {
 			continue
 		}
 		for _, phase := range hook.Types(obj) {
-			if phase == hook.Skip {
+			if !hook.RunsInSync(phase) {
 				continue
 			}
 			plan.Tasks = append(plan.Tasks, Task{

@@ -69,6 +69,14 @@ func TestNewPlanOrdersPhasesWavesAndKinds(t *testing.T) {
 			},
 			want: "hook PreSync/Job/migrate, Sync/Deployment/web, hook PostSync/Job/smoke, hook SyncFail/Job/alert",
 		},
+		"PostDelete hooks, Argo CD's and Helm's, are never run by a sync": {
+			desired: []string{
+				"apiVersion: batch/v1\nkind: Job\nmetadata: {name: cleanup, annotations: {argocd.argoproj.io/hook: PostDelete}}",
+				"apiVersion: batch/v1\nkind: Job\nmetadata: {name: helm-cleanup, annotations: {helm.sh/hook: post-delete}}",
+				"apiVersion: v1\nkind: Service\nmetadata: {name: web}",
+			},
+			want: "Sync/Service/web",
+		},
 		"Helm hooks map to Argo CD phases and test hooks are skipped": {
 			desired: []string{
 				"apiVersion: batch/v1\nkind: Job\nmetadata: {name: install, annotations: {helm.sh/hook: pre-install}}",
@@ -168,6 +176,13 @@ func TestParseOptions(t *testing.T) {
 			check: func(o Options) bool {
 				return o.RespectIgnoreDifferences && o.FailOnSharedResource && len(o.Unsupported) == 0
 			}},
+		"Prune=confirm and Delete=confirm ask for a confirmation, and neither disables": {
+			in: []string{"Prune=confirm", "Delete=confirm"},
+			check: func(o Options) bool {
+				return o.PruneConfirm && o.DeleteConfirm && !o.PruneDisabled && !o.DeleteDisabled
+			}},
+		"a later Prune=true takes a confirmation back": {
+			in: []string{"Prune=confirm", "Prune=true"}, check: func(o Options) bool { return !o.PruneConfirm && !o.PruneDisabled }},
 		"a bad propagation policy is refused": {
 			in: []string{"PrunePropagationPolicy=sideways"}, wantErr: true},
 		"an option without a value is refused": {

@@ -12,7 +12,13 @@ import (
 )
 
 func TestSharedWith(t *testing.T) {
-	object := func(trackedBy string) *unstructured.Unstructured {
+	var object func(trackedBy string) *unstructured.Unstructured
+	labelled := func(app string) *unstructured.Unstructured {
+		u := object("")
+		u.SetLabels(map[string]string{clustercache.InstanceLabel: app})
+		return u
+	}
+	object = func(trackedBy string) *unstructured.Unstructured {
 		u := &unstructured.Unstructured{}
 		u.SetAPIVersion("v1")
 		u.SetKind("ConfigMap")
@@ -25,9 +31,16 @@ func TestSharedWith(t *testing.T) {
 	}
 	on := Options{FailOnSharedResource: true}
 	tests := map[string]struct {
-		task Task
-		want string
+		task     Task
+		tracking clustercache.Tracking
+		want     string
 	}{
+		"label tracking reads the owner from the label": {
+			task: Task{Desired: object(""), Live: labelled("billing"), Options: on}, tracking: clustercache.Tracking{Mode: clustercache.TrackingLabelMode}, want: "billing",
+		},
+		"annotation tracking does not read the label": {
+			task: Task{Desired: object(""), Live: labelled("billing"), Options: on},
+		},
 		"an object another app manages is shared": {
 			task: Task{Desired: object(""), Live: object("billing"), Options: on}, want: "billing",
 		},
@@ -52,7 +65,7 @@ func TestSharedWith(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			if got := sharedWith(tc.task, "shop"); got != tc.want {
+			if got := sharedWith(tc.task, "shop", tc.tracking); got != tc.want {
 				t.Errorf("sharedWith = %q, want %q", got, tc.want)
 			}
 		})
@@ -92,7 +105,7 @@ func TestFailOnSharedResource(t *testing.T) {
 				t.Fatalf("shop's sync: %s: %s, want %s", res.Phase, res.Message, tc.wantPhase)
 			}
 			after := live(t, e.Client, ours)[0]
-			if owner := clustercache.OwningApp(after, clustercache.TrackingAnnotationMode); owner != tc.wantOwner {
+			if owner := clustercache.OwningApp(after, clustercache.DefaultTracking()); owner != tc.wantOwner {
 				t.Errorf("the Deployment is tracked by %q, want %q", owner, tc.wantOwner)
 			}
 			containers, _, _ := unstructured.NestedSlice(after.Object, "spec", "template", "spec", "containers")

@@ -13,12 +13,12 @@ import (
 
 // sharedWith names the other Application that manages what t would apply,
 // when t fails on shared resources (FailOnSharedResource); "" otherwise.
-// The owner is read from the tracking annotation Skiff and Argo CD write.
-func sharedWith(t Task, app string) string {
+// The owner is read as tracking reads it.
+func sharedWith(t Task, app string, tracking clustercache.Tracking) string {
 	if !t.Options.FailOnSharedResource || t.Desired == nil || t.Live == nil || t.Hook {
 		return ""
 	}
-	if owner := clustercache.OwningApp(t.Live, clustercache.TrackingAnnotationMode); owner != "" && owner != app {
+	if owner := clustercache.OwningApp(t.Live, tracking); owner != "" && owner != app {
 		return owner
 	}
 	return ""
@@ -29,7 +29,7 @@ func sharedWith(t Task, app string) string {
 func (r *run) failShared(tasks []Task) int {
 	failed := 0
 	for _, t := range tasks {
-		if owner := sharedWith(t, r.req.App); owner != "" {
+		if owner := sharedWith(t, r.req.App, r.req.Tracking); owner != "" {
 			r.record(t, v1alpha1.ResultCodeSyncFailed, fmt.Sprintf("%s is managed by application %s (FailOnSharedResource=true)", describe(t), owner), "")
 			failed++
 		}

@@ -3,6 +3,7 @@ package application
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -97,6 +98,8 @@ func (r *Reconciler) compare(ctx context.Context, app *v1alpha1.Application, har
 	desired := appops.DefaultNamespaces(resp.Manifests, app.Spec.Destination.Namespace, tgt.isNamespaced)
 	desired, excluded := withoutExcluded(desired, r.settings(), cluster.Server)
 	conds.set(v1alpha1.ApplicationConditionExcludedResourceWarning, excluded)
+	// PostDelete hooks hold the app, once deleted, until they have run.
+	app.Finalizers = postDeleteFinalizers(app.Finalizers, slices.ContainsFunc(desired, hook.IsPostDelete))
 	if violations := projectViolations(proj, app, desired, cluster, r.ManagedNamespace); violations != "" {
 		conds.set(v1alpha1.ApplicationConditionInvalidSpecError, violations)
 	}
@@ -172,6 +175,7 @@ func newer(cached, written *unstructured.Unstructured) *unstructured.Unstructure
 // has as requiring pruning.
 func (r *Reconciler) resourceStatuses(ctx context.Context, cache *clustercache.Cache, app *v1alpha1.Application, desired []*unstructured.Unstructured, keys []clustercache.ResourceKey, live []*unstructured.Unstructured, written map[clustercache.ResourceKey]*unstructured.Unstructured) ([]v1alpha1.ResourceStatus, v1alpha1.SyncStatusCode) {
 	sync := v1alpha1.SyncStatusCodeSynced
+	base, _ := syncengine.ParseOptions(policyOptions(app)) // an unreadable option is the sync's error to report
 	var out []v1alpha1.ResourceStatus
 	seen := map[clustercache.ResourceKey]bool{}
 	settings := r.settings()
@@ -202,6 +206,7 @@ func (r *Reconciler) resourceStatuses(ctx context.Context, cache *clustercache.C
 		}
 		hs := judge.Assess(liveObj)
 		rs.Health = &v1alpha1.HealthStatus{Status: hs.Status, Message: hs.Message}
+		rs.RequiresDeletionConfirmation = requiresConfirmation(base, d, false)
 		out = append(out, rs)
 	}
 	for _, l := range live {
@@ -219,10 +224,19 @@ func (r *Reconciler) resourceStatuses(ctx context.Context, cache *clustercache.C
 		}
 		hs := judge.Assess(l)
 		rs.Health = &v1alpha1.HealthStatus{Status: hs.Status, Message: hs.Message}
+		rs.RequiresDeletionConfirmation = requiresConfirmation(base, l, true)
 		out = append(out, rs)
 	}
 	sort.SliceStable(out, func(i, j int) bool { return resourceLess(out[i], out[j]) })
 	return out, sync
+}
+
+// requiresConfirmation reports whether deleting obj waits for the app's
+// deletion approval: Delete=confirm, or Prune=confirm when it is to be
+// pruned, in its sync options over the app's (base).
+func requiresConfirmation(base syncengine.Options, obj *unstructured.Unstructured, prune bool) bool {
+	opts, err := base.Merge(obj.GetAnnotations()[syncengine.AnnotationSyncOptions])
+	return err == nil && (opts.DeleteConfirm || prune && opts.PruneConfirm)
 }
 
 func resourceStatus(obj *unstructured.Unstructured) v1alpha1.ResourceStatus {

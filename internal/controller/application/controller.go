@@ -45,10 +45,15 @@ import (
 )
 
 const (
-	defaultRefreshPeriod        = 180 * time.Second
-	defaultSelfHealBackoff      = 5 * time.Second
-	maxSelfHealBackoff          = 3 * time.Minute
-	finalizerPollInterval       = 2 * time.Second
+	defaultRefreshPeriod   = 180 * time.Second
+	defaultSelfHealBackoff = 5 * time.Second
+	maxSelfHealBackoff     = 3 * time.Minute
+	finalizerPollInterval  = 2 * time.Second
+	// retrackTimeout bounds the reads of a tracking change.
+	retrackTimeout = 2 * time.Minute
+	// confirmationPollInterval is how often an operation held for a
+	// deletion approval looks again without being woken by the app's update.
+	confirmationPollInterval    = 10 * time.Second
 	defaultRevisionHistoryLimit = 10
 	terminationPollInterval     = time.Second
 	// Event-driven comparisons wait for an operation in its first
@@ -95,7 +100,9 @@ type Reconciler struct {
 	// Schemas gives custom resources' defaults to comparisons; nil means
 	// those of the CRDs Skiff ships only.
 	Schemas diff.Schemas
-	// RefreshPeriod is how often each app is compared; default 180 s, polls spread over its last 10 %.
+	// RefreshPeriod is how often each app is compared when argocd-cm's
+	// timeout.reconciliation is unset; default 180 s, polls spread over
+	// its last 10 %.
 	RefreshPeriod time.Duration
 	// CompareWorkers and OperationWorkers size the two work queues.
 	CompareWorkers, OperationWorkers int
@@ -108,6 +115,9 @@ type Reconciler struct {
 	kubeVersion string
 	apiVersions []string
 	polls       pollSchedule
+	// hardRefreshes holds when each app's comparison last rendered past
+	// the caches on timeout.hard.reconciliation's account.
+	hardRefreshes hardRefreshSchedule
 	// diffs remembers the last answers of the diff for each app's objects:
 	// most pairs compared are the same as the time before.
 	diffs diff.Memo
@@ -132,6 +142,8 @@ type Reconciler struct {
 	remotes remoteSet
 	// operateNow queues an operation check of apps this replica takes over.
 	operateNow comparisonRequests
+	// retrackMu serialises settingsChanged's passes over the caches.
+	retrackMu sync.Mutex
 	// running holds the cancel of each operation under way, by app.
 	running syncmap.Map[string, context.CancelCauseFunc]
 	// comparing holds the cancel of each comparison under way, by app.
@@ -209,6 +221,35 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		return fmt.Errorf("setting up the operation controller: %w", err)
 	}
 	return nil
+}
+
+// tracking is how the live argocd-cm ties objects to Applications.
+func (r *Reconciler) tracking() clustercache.Tracking {
+	if r.Settings == nil {
+		return clustercache.DefaultTracking()
+	}
+	return trackingOf(r.Settings.Current())
+}
+
+// trackingOf is the tracking s's application.* keys say.
+func trackingOf(s *argocdcm.Settings) clustercache.Tracking {
+	return clustercache.Tracking{Mode: clustercache.TrackingMode(s.Application.TrackingMethod), LabelKey: s.Application.InstanceLabelKey}
+}
+
+// retrack applies the argocd-cm tracking in force to every watch cache,
+// in the background (it may read objects that become tracked) and one
+// change after the other.
+func (r *Reconciler) retrack() {
+	go func() {
+		r.retrackMu.Lock()
+		defer r.retrackMu.Unlock()
+		ctx, cancel := context.WithTimeout(context.Background(), retrackTimeout)
+		defer cancel()
+		t := r.tracking()
+		for _, c := range r.caches() {
+			c.SetTracking(ctx, t)
+		}
+	}()
 }
 
 // loadCapabilities reads the server version and API versions once, for
@@ -400,6 +441,7 @@ func (r *Reconciler) reconcileCompare(ctx context.Context, req ctrl.Request) (ct
 	if wait := compareDeferral(app, refresh != "", begun, known, start); wait > 0 {
 		return ctrl.Result{RequeueAfter: wait}, nil
 	}
+	period := r.refreshPeriod()
 	maxAge := time.Duration(0)
 	switch {
 	case refresh != "":
@@ -411,10 +453,11 @@ func (r *Reconciler) reconcileCompare(ctx context.Context, req ctrl.Request) (ct
 		if !askedAt.IsZero() {
 			maxAge = max(start.Sub(askedAt), time.Nanosecond)
 		}
-	case r.polls.take(app.Name, start, r.RefreshPeriod):
-		maxAge = pollShareWindow(r.RefreshPeriod)
+	case r.polls.take(app.Name, start, period):
+		maxAge = pollShareWindow(period)
 	}
-	if refresh == "" && r.unchanged(ctx, app, maxAge) {
+	hard := refresh == v1alpha1.RefreshHard || r.hardRefreshes.due(app.Name, start, r.hardRefreshPeriod())
+	if refresh == "" && !hard && r.unchanged(ctx, app, maxAge) {
 		observeComparison(app, comparisonReused)
 		return r.recordCompared(ctx, app, maxAge > 0, start)
 	}
@@ -423,13 +466,13 @@ func (r *Reconciler) reconcileCompare(ctx context.Context, req ctrl.Request) (ct
 	observeComparison(app, comparisonComputed)
 	prevHealth := app.Status.Health.Status
 
-	cmp := r.compare(ctx, app, refresh == v1alpha1.RefreshHard, maxAge, nil)
+	cmp := r.compare(ctx, app, hard, maxAge, nil)
 	if errors.Is(context.Cause(ctx), errAppMoved) || !r.owns(app.Name) {
 		return ctrl.Result{}, nil
 	}
 	healIn := r.autoSync(app, cmp)
 	delete(app.Annotations, v1alpha1.AnnotationRefresh)
-	if !statusWriteNeeded(orig, app, maxAge > 0, r.now(), r.RefreshPeriod) {
+	if !statusWriteNeeded(orig, app, maxAge > 0, r.now(), period) {
 		r.rememberComparison(app, cmp)
 		observeReconcile(app, r.now().Sub(start))
 		return ctrl.Result{RequeueAfter: r.nextComparison(app.Name, healIn)}, nil
@@ -460,13 +503,39 @@ func (r *Reconciler) reconcileCompare(ctx context.Context, req ctrl.Request) (ct
 }
 
 // nextComparison is how long until app is compared again: at its next
-// poll, or when a self-heal's back-off ends if that is sooner.
+// poll, or when a self-heal's back-off ends if that is sooner; 0 (none)
+// when polls are off and no self-heal waits.
 func (r *Reconciler) nextComparison(app string, healIn time.Duration) time.Duration {
-	wait := r.polls.wait(app, r.now(), r.RefreshPeriod)
-	if healIn > 0 && healIn < wait {
-		return healIn
+	return sooner(r.polls.wait(app, r.now(), r.refreshPeriod()), healIn)
+}
+
+// sooner is the sooner of two waits, 0 standing for none.
+func sooner(a, b time.Duration) time.Duration {
+	if a == 0 || b > 0 && b < a {
+		return b
 	}
-	return wait
+	return a
+}
+
+// refreshPeriod is how often each app asks git for new commits: argocd-cm's
+// timeout.reconciliation when set (0: never), else RefreshPeriod
+// (--app-resync).
+func (r *Reconciler) refreshPeriod() time.Duration {
+	if r.Settings != nil {
+		if d := r.Settings.Current().Application.Reconciliation; d != nil {
+			return *d
+		}
+	}
+	return r.RefreshPeriod
+}
+
+// hardRefreshPeriod is argocd-cm's timeout.hard.reconciliation: how often
+// an app's comparison renders past the caches (0: never).
+func (r *Reconciler) hardRefreshPeriod() time.Duration {
+	if r.Settings == nil {
+		return 0
+	}
+	return r.Settings.Current().Application.HardReconciliation
 }
 
 // recordCompared ends a comparison that found nothing new (unchanged): only
@@ -474,7 +543,7 @@ func (r *Reconciler) nextComparison(app string, healIn time.Duration) time.Durat
 // comparison's are (statusWriteNeeded).
 func (r *Reconciler) recordCompared(ctx context.Context, app *v1alpha1.Application, poll bool, start time.Time) (ctrl.Result, error) {
 	now := r.now()
-	if timestampsDue(app, poll, now, r.RefreshPeriod) {
+	if timestampsDue(app, poll, now, r.refreshPeriod()) {
 		if err := r.writeComparedAt(ctx, app, metav1.NewTime(now)); err != nil {
 			r.compared.forget(app.Name)
 			if apierrors.IsConflict(err) {
@@ -485,7 +554,7 @@ func (r *Reconciler) recordCompared(ctx context.Context, app *v1alpha1.Applicati
 		r.compared.moved(app.Name, app.ResourceVersion)
 	}
 	observeReconcile(app, r.now().Sub(start))
-	return ctrl.Result{RequeueAfter: r.polls.wait(app.Name, r.now(), r.RefreshPeriod)}, nil
+	return ctrl.Result{RequeueAfter: r.polls.wait(app.Name, r.now(), r.refreshPeriod())}, nil
 }
 
 // writeComparedAt writes app's reconciledAt and observedAt, and nothing
@@ -590,51 +659,4 @@ func (r *Reconciler) validate(ctx context.Context, app *v1alpha1.Application) (*
 		return nil, clusters.Cluster{}, msg
 	}
 	return proj, cluster, ""
-}
-
-// finalize deletes the app's resources when it carries the resources
-// finalizer, then lets the Application go.
-func (r *Reconciler) finalize(ctx context.Context, app *v1alpha1.Application) (ctrl.Result, error) {
-	finalizer := app.ResourcesFinalizer()
-	if finalizer == "" {
-		return ctrl.Result{}, nil
-	}
-	policy := metav1.DeletePropagationForeground
-	if finalizer == v1alpha1.FinalizerResourcesBackground {
-		policy = metav1.DeletePropagationBackground
-	}
-	// The app's cluster as its spec names it now: after a restart no
-	// comparison may have found it yet.
-	cluster, err := appops.ResolveCluster(app.Spec.Destination, r.Clusters)
-	if err != nil {
-		return ctrl.Result{}, fmt.Errorf("deleting the resources of %s: %w", app.Name, err)
-	}
-	tgt, err := r.useCluster(app.Name, cluster)
-	if err != nil {
-		return ctrl.Result{}, fmt.Errorf("deleting the resources of %s: %w", app.Name, err)
-	}
-	remaining := tgt.cache.AppObjects(app.Name)
-	for _, obj := range remaining {
-		if obj.GetDeletionTimestamp() != nil {
-			continue
-		}
-		if err := tgt.engine.Client.Delete(withAppRequests(ctx, app, false), obj.DeepCopy(), client.PropagationPolicy(policy)); err != nil && !apierrors.IsNotFound(err) {
-			return ctrl.Result{}, fmt.Errorf("deleting %s: %w", clustercache.KeyOf(obj), err)
-		}
-	}
-	if len(remaining) > 0 {
-		return ctrl.Result{RequeueAfter: finalizerPollInterval}, nil
-	}
-	patch := client.MergeFrom(app.DeepCopy())
-	var kept []string
-	for _, f := range app.Finalizers {
-		if f != finalizer {
-			kept = append(kept, f)
-		}
-	}
-	app.Finalizers = kept
-	if err := r.Client.Patch(ctx, app, patch); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
-	}
-	return ctrl.Result{}, nil
 }

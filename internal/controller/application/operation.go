@@ -72,6 +72,9 @@ func (r *Reconciler) reconcileOperation(ctx context.Context, req ctrl.Request) (
 	case stepRetry:
 		// The retry runs afresh.
 	case stepResume:
+		if heldForApproval(app) {
+			return ctrl.Result{RequeueAfter: confirmationPollInterval}, nil // no approval yet: nothing to run again
+		}
 		resumed = state.SyncResult // what an interrupted run recorded, if anything
 	case stepBegin:
 		orig := app.DeepCopy()
@@ -109,6 +112,13 @@ func (r *Reconciler) reconcileOperation(ctx context.Context, req ctrl.Request) (
 	}
 	if err != nil {
 		return r.retryOrFail(ctx, app, v1alpha1.OperationError, err.Error(), syncResult)
+	}
+	if result.Phase == v1alpha1.OperationRunning {
+		// Held before a prune that waits for the app's deletion approval:
+		// the operation stays Running with the engine's message; the
+		// approval (an update of the app) resumes it.
+		r.writeOperationProgress(ctx, app, syncResult, result.Message)
+		return ctrl.Result{RequeueAfter: confirmationPollInterval}, nil
 	}
 	if result.Phase != v1alpha1.OperationSucceeded {
 		return r.retryOrFail(ctx, app, result.Phase, result.Message, syncResult)
@@ -208,14 +218,15 @@ func (r *Reconciler) sync(ctx context.Context, app *v1alpha1.Application, resume
 	}
 	ignore := ignoreDifferences(app, r.settings())
 	result := tgt.engine.Run(withAppRequests(ctx, app, op.DryRun), syncengine.Request{
-		App: app.Name, Namespace: app.Spec.Destination.Namespace, Plan: plan, Options: opts, DryRun: op.DryRun,
+		App: app.Name, Tracking: r.tracking(), Namespace: app.Spec.Destination.Namespace, Plan: plan, Options: opts, DryRun: op.DryRun,
 		NamespaceExists:   r.namespaceExists(tgt.cache, app.Spec.Destination.Namespace),
 		IgnoreDifferences: ignore,
 		IsModified: func(desired, live *unstructured.Unstructured) bool {
 			modified, err := r.diffs.Modified(app.Name, clustercache.KeyOf(desired).String(), desired, live, diff.Options{IgnoreDifferences: ignore, Schemas: r.Schemas})
 			return err != nil || modified
 		},
-		Resumed: recorded,
+		Resumed:       recorded,
+		PruneApproved: pruneApproved(app),
 		Progress: func(results []v1alpha1.ResourceResult) {
 			progress := *syncResult
 			progress.Resources = results
@@ -224,6 +235,22 @@ func (r *Reconciler) sync(ctx context.Context, app *v1alpha1.Application, resume
 	})
 	syncResult.Resources = result.Resources
 	return result, syncResult, nil
+}
+
+// pruneApproved reports whether the app's deletion approval covers its
+// running operation: given at or after the operation began.
+func pruneApproved(app *v1alpha1.Application) bool {
+	state := app.Status.OperationState
+	return state != nil && app.DeletionApproved(state.StartedAt.Time)
+}
+
+// heldForApproval reports whether app's running operation was left waiting
+// for a pruning confirmation that has not come: its status message is the
+// engine's, the only record of the wait.
+func heldForApproval(app *v1alpha1.Application) bool {
+	state := app.Status.OperationState
+	return state != nil && state.Phase == v1alpha1.OperationRunning && state.FinishedAt == nil &&
+		strings.HasPrefix(state.Message, syncengine.MessagePruneConfirmation) && !pruneApproved(app)
 }
 
 // applyOutOfSyncOnly reports whether a sync leaves alone the objects whose
@@ -313,10 +340,15 @@ func resumedPins(recorded *v1alpha1.SyncOperationResult, pins []string) []string
 // (syncengine.Request.Resumed). A failed write costs only that; the
 // operation goes on and its outcome is written when it ends.
 func (r *Reconciler) recordProgress(ctx context.Context, app *v1alpha1.Application, result *v1alpha1.SyncOperationResult) {
+	r.writeOperationProgress(ctx, app, result, progressMessage(result.Resources))
+}
+
+// writeOperationProgress writes a running operation's results so far and
+// message; a failed write costs only that.
+func (r *Reconciler) writeOperationProgress(ctx context.Context, app *v1alpha1.Application, result *v1alpha1.SyncOperationResult, message string) {
 	orig := app.DeepCopy()
 	state := app.Status.OperationState
-	state.SyncResult, state.FinishedAt = result, nil
-	state.Message = progressMessage(result.Resources)
+	state.SyncResult, state.FinishedAt, state.Message = result, nil, message
 	if err := r.Client.Patch(ctx, app, client.MergeFrom(orig)); err != nil {
 		*app = *orig
 		return

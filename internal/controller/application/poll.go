@@ -34,6 +34,9 @@ const pollEarlyFraction = 5
 // Other comparisons (a live change, an operation's result) reuse the
 // resolved revision and cost no git call.
 func (s *pollSchedule) take(app string, now time.Time, period time.Duration) bool {
+	if period <= 0 {
+		return false // polls are off (timeout.reconciliation: 0)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	p, ok := s.polls[app]
@@ -72,8 +75,11 @@ func (s *pollSchedule) rand(n int64) int64 {
 }
 
 // wait is how long from now until app's next poll; a whole period for an
-// app never polled.
+// app never polled; 0 (none) when polls are off.
 func (s *pollSchedule) wait(app string, now time.Time, period time.Duration) time.Duration {
+	if period <= 0 {
+		return 0
+	}
 	s.mu.Lock()
 	p, ok := s.polls[app]
 	s.mu.Unlock()
@@ -96,4 +102,38 @@ func (s *pollSchedule) forget(app string) {
 // a commit is noticed, so it shrinks with a short period.
 func pollShareWindow(period time.Duration) time.Duration {
 	return min(max(period/30, time.Second), 10*time.Second)
+}
+
+// hardRefreshSchedule remembers when each app's comparison last rendered
+// past the caches for timeout.hard.reconciliation.
+type hardRefreshSchedule struct {
+	mu   sync.Mutex
+	last map[string]time.Time
+}
+
+// due reports whether app's comparison at now renders past the caches: a
+// period after the last that did (its first comparison starts the count);
+// never with period 0. A due one is recorded.
+func (h *hardRefreshSchedule) due(app string, now time.Time, period time.Duration) bool {
+	if period <= 0 {
+		return false
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.last == nil {
+		h.last = map[string]time.Time{}
+	}
+	last, ok := h.last[app]
+	if ok && now.Sub(last) < period {
+		return false
+	}
+	h.last[app] = now
+	return ok
+}
+
+// forget drops a deleted app's schedule.
+func (h *hardRefreshSchedule) forget(app string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	delete(h.last, app)
 }

@@ -144,3 +144,55 @@ func TestPollShareWindow(t *testing.T) {
 		})
 	}
 }
+
+func TestPollsOffWithAZeroPeriod(t *testing.T) {
+	var s pollSchedule
+	now := time.Date(2026, 12, 7, 14, 0, 0, 0, time.UTC)
+	if s.take("shop", now, 0) {
+		t.Error("a comparison is a poll with polls off")
+	}
+	if wait := s.wait("shop", now, 0); wait != 0 {
+		t.Errorf("wait %v with polls off, want none", wait)
+	}
+}
+
+func TestSooner(t *testing.T) {
+	tests := map[string]struct {
+		a, b, want time.Duration
+	}{
+		"the sooner of two waits":              {a: time.Minute, b: time.Second, want: time.Second},
+		"a later self-heal waits for the poll": {a: time.Second, b: time.Minute, want: time.Second},
+		"no poll: the self-heal":               {a: 0, b: time.Minute, want: time.Minute},
+		"no self-heal: the poll":               {a: time.Minute, b: 0, want: time.Minute},
+		"neither: none":                        {a: 0, b: 0, want: 0},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if got := sooner(tc.a, tc.b); got != tc.want {
+				t.Errorf("got %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestHardRefreshDue(t *testing.T) {
+	var h hardRefreshSchedule
+	start := time.Date(2026, 12, 7, 14, 0, 0, 0, time.UTC)
+	steps := []struct {
+		at     time.Duration
+		period time.Duration
+		want   bool
+	}{
+		{at: 0, period: time.Hour, want: false},                // the first comparison starts the count
+		{at: 30 * time.Minute, period: time.Hour, want: false}, // within the period
+		{at: time.Hour, period: time.Hour, want: true},         // a period after the start
+		{at: time.Hour + time.Minute, period: time.Hour, want: false},
+		{at: 3 * time.Hour, period: 0, want: false}, // turned off
+		{at: 3 * time.Hour, period: time.Hour, want: true},
+	}
+	for i, step := range steps {
+		if got := h.due("shop", start.Add(step.at), step.period); got != step.want {
+			t.Errorf("step %d (at %v, period %v): due %v, want %v", i, step.at, step.period, got, step.want)
+		}
+	}
+}

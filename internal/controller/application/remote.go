@@ -268,6 +268,8 @@ func (r *Reconciler) startRemote(c clusters.Cluster) (*remote, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cluster %s: %w", c.Name, err)
 	}
+	live.SetTracking(context.Background(), r.tracking()) // empty yet: no reads
+
 	probeCfg := rest.CopyConfig(cfg)
 	probeCfg.Timeout = clusterProbeTimeout
 	probe, err := discovery.NewDiscoveryClientForConfig(probeCfg)

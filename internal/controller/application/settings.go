@@ -1,6 +1,7 @@
 package application
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -12,7 +13,8 @@ import (
 	"github.com/skiffcd/skiff/internal/clustercache"
 )
 
-// followSettings re-judges, on every change of argocd-cm, the cached
+// followSettings re-judges (and, when the tracking method or instance
+// label changed, re-tracks: retrack), on every change of argocd-cm, the cached
 // objects of the kinds whose health script changed, in the local cache and
 // every registered cluster's: the apps of those whose health moved are
 // compared again (liveChange), without waiting for the objects to change.
@@ -21,16 +23,21 @@ func (r *Reconciler) followSettings() {
 	if r.Settings == nil {
 		return
 	}
+	r.Cache.SetTracking(context.Background(), r.tracking()) // not started yet: no reads
 	prev := r.Settings.Current()
 	r.Settings.Subscribe(func(next *argocdcm.Settings) {
 		stale := argocdcm.HealthScriptChanged(prev.Resource, next.Resource)
 		filters := argocdcm.FiltersChanged(prev.Resource, next.Resource)
+		retrack := trackingOf(prev) != trackingOf(next)
 		prev = next
 		for _, c := range r.caches() {
 			if filters {
 				c.Reexclude()
 			}
 			c.Rejudge(stale)
+		}
+		if retrack {
+			r.retrack()
 		}
 	})
 }

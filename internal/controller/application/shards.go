@@ -64,6 +64,7 @@ func (r *Reconciler) shardsMoved(gained, lost []string) {
 func (r *Reconciler) forgetApp(key client.ObjectKey) {
 	forgetAppSeries(key.Namespace, key.Name)
 	r.polls.forget(key.Name)
+	r.hardRefreshes.forget(key.Name)
 	r.diffs.Forget(key.Name)
 	r.compared.forget(key.Name)
 	r.operationStarts.forget(key)
