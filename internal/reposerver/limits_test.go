@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -152,8 +153,17 @@ func TestConcurrentCallersOfOneRenderShareIt(t *testing.T) {
 			resp, err := server.Manifests(context.Background(), request(repo.URL(), "chart"))
 			if err != nil {
 				t.Error(err)
+				return
 			}
 			results[i] = resp
+			// Each caller changes its manifests at once (a comparison
+			// defaults namespaces, a sync adds tracking), while the others
+			// may still be copying theirs: go test -race sees a shared one.
+			for n := range 200 {
+				for _, m := range resp.Manifests {
+					m.Object.SetLabels(map[string]string{"n": strconv.Itoa(n)})
+				}
+			}
 		})
 	}
 	wg.Wait()

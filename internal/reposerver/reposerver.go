@@ -272,6 +272,8 @@ type renderFlight struct {
 	// shared says the result is the render's own, not the cut-short work
 	// of an owner that gave up: waiters may take it.
 	shared bool
+	// waiters counts the callers waiting for it (under Server.mu).
+	waiters int
 }
 
 // renderShared renders req, or waits for the render of the same key that
@@ -289,10 +291,17 @@ func (s *Server) renderShared(ctx context.Context, req Request, key string, reso
 			f.shared = ctx.Err() == nil
 			s.mu.Lock()
 			delete(s.renders, key)
+			waiters := f.waiters
 			s.mu.Unlock()
 			close(f.done)
+			if waiters > 0 && f.err == nil {
+				// The waiters copy f.manifests as this caller changes its
+				// own: it gets a copy too.
+				return copyManifests(f.manifests), nil
+			}
 			return f.manifests, f.err
 		}
+		f.waiters++
 		s.mu.Unlock()
 		select {
 		case <-f.done:
