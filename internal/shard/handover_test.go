@@ -219,3 +219,52 @@ func TestAReplicaWhoseStandingLapsedTakesItsAppsBack(t *testing.T) {
 		t.Errorf("a renewal that changed nothing told the subscribers %d times", told)
 	}
 }
+
+// A lapse only Owns sees (no assignment ran in it): the controllers'
+// work on the apps was refused meanwhile and dropped, so when the standing
+// comes back the membership tells its subscribers and the replica
+// announces every app it owns again, for its work to be queued again.
+func TestALapseOnlyOwnsSawAnnouncesTheShareAgain(t *testing.T) {
+	clock := &fakeClock{now: time.Unix(1_000_000, 0)}
+	apps := []string{"a1", "a2", "a3", "a4", "a5", "a6"}
+	s := sharderFor("b", clock, apps...)
+	told := 0
+	s.Members.Subscribe(func() { told++ })
+	var gained []string
+	s.Subscribe(func(g, _ []string) { gained = append(gained, g...) })
+	setView(s, "a", "b")
+	s.Members.tell()
+	s.assign()
+	clock.now = clock.now.Add(s.handoverDelay())
+	s.assign()
+	share := owned(s, apps)
+	if len(share) == 0 {
+		t.Fatal("b owns nothing of six apps with a: the test needs a share")
+	}
+
+	clock.now = clock.now.Add(s.Members.renewDeadline() + time.Second)
+	if got := owned(s, apps); len(got) != 0 {
+		t.Fatalf("b acts on %v with its standing lapsed", got)
+	}
+	told, gained = 0, nil
+	setView(s, "a", "b")
+	s.Members.tell()
+	if told != 1 {
+		t.Fatalf("the renewal after a lapse Owns saw told the subscribers %d times, want once", told)
+	}
+	s.assign()
+	slices.Sort(gained)
+	if !slices.Equal(gained, share) {
+		t.Errorf("after the lapse b announced %v again, want its whole share %v", gained, share)
+	}
+	if got := owned(s, apps); !slices.Equal(got, share) {
+		t.Errorf("after the lapse b acts on %v, want %v at once", got, share)
+	}
+
+	// With no lapse since, an assignment announces nothing again.
+	gained = nil
+	s.assign()
+	if len(gained) != 0 {
+		t.Errorf("an assignment without a lapse announced %v again", gained)
+	}
+}

@@ -65,9 +65,10 @@ type Membership struct {
 	told     []string
 	toldOK   bool
 	toldOnce bool
-	// lapseSeen: View answered that this replica's standing had lapsed
-	// since the subscribers were last told.
-	lapseSeen bool
+	// lapses counts the times a reader (View, Standing) found this
+	// replica's standing lapsed; toldLapses is the count when the
+	// subscribers were last told.
+	lapses, toldLapses uint64
 }
 
 // sighting is the last renewal seen of one Lease and when it was seen.
@@ -130,7 +131,7 @@ func (m *Membership) View() (members []string, ok bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if !m.standingLocked() {
-		m.lapseSeen = true
+		m.lapses++
 		return nil, false
 	}
 	return slices.Clone(m.members), true
@@ -170,7 +171,11 @@ func (m *Membership) Release(ctx context.Context) error {
 // subscribers when the live members changed (or this replica's own
 // standing did).
 func (m *Membership) tick(ctx context.Context) {
-	ctx, cancel := context.WithTimeout(ctx, m.RetryPeriodOrDefault())
+	// A renewal may take up to the renew deadline, as client-go's leader
+	// election allows: an API server loaded by the syncs answered Lease
+	// updates in more than a retry period, and every tick then failed
+	// until the standing lapsed (bench/apps round 24).
+	ctx, cancel := context.WithTimeout(ctx, m.renewDeadline())
 	defer cancel()
 	start := m.now()
 	if err := m.renew(ctx); err == nil {
@@ -180,15 +185,16 @@ func (m *Membership) tick(ctx context.Context) {
 }
 
 // tell calls the subscribers when the view differs from the one they were
-// last told of, or when a reader saw this replica's standing lapse since:
+// last told of, or when a reader (an assignment's View, or Owns through
+// Standing) saw this replica's standing lapse since:
 // a lapse between two ticks (a slow renewal under load) is seen by
 // whoever reads View then, and the tick that renews must tell them it
 // came back, though the view it last told is the same.
 func (m *Membership) tell() {
 	members, ok := m.View()
 	m.mu.Lock()
-	changed := !m.toldOnce || ok != m.toldOK || !slices.Equal(members, m.told) || m.lapseSeen
-	m.told, m.toldOK, m.toldOnce, m.lapseSeen = members, ok, true, false
+	changed := !m.toldOnce || ok != m.toldOK || !slices.Equal(members, m.told) || m.lapses != m.toldLapses
+	m.told, m.toldOK, m.toldOnce, m.toldLapses = members, ok, true, m.lapses
 	subs := slices.Clone(m.subs)
 	m.mu.Unlock()
 	if changed {
@@ -202,7 +208,19 @@ func (m *Membership) tell() {
 func (m *Membership) Standing() bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.standingLocked()
+	if !m.standingLocked() {
+		m.lapses++
+		return false
+	}
+	return true
+}
+
+// Lapses counts the times a reader found this replica's standing lapsed:
+// work refused then (Owns was false) may have been dropped.
+func (m *Membership) Lapses() uint64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.lapses
 }
 
 func (m *Membership) standingLocked() bool {

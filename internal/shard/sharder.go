@@ -52,8 +52,11 @@ type Sharder struct {
 	since map[string]time.Time
 	// announced holds the owned apps the subscribers were told of.
 	announced map[string]bool
-	subs      []func(gained, lost []string)
-	kick      chan struct{}
+	// lapsesHandled is Members.Lapses() at the last assignment that had
+	// a view.
+	lapsesHandled uint64
+	subs          []func(gained, lost []string)
+	kick          chan struct{}
 }
 
 func (s *Sharder) now() time.Time {
@@ -193,7 +196,16 @@ func (s *Sharder) untrack(o any) {
 // acted on (an hour when none waits).
 func (s *Sharder) assign() time.Duration {
 	members, ok := s.Members.View()
+	lapses := s.Members.Lapses()
 	s.mu.Lock()
+	// After a lapse of this replica's standing, whatever was asked of its
+	// apps meanwhile was refused (Owns was false) and dropped: every app it
+	// owns is announced again, so that its comparisons and operation checks
+	// are queued again.
+	reannounce := ok && lapses != s.lapsesHandled
+	if ok {
+		s.lapsesHandled = lapses
+	}
 	apps := make([]App, 0, len(s.dests))
 	for name, dest := range s.dests {
 		cluster, pin := s.Resolve(dest)
@@ -231,6 +243,8 @@ func (s *Sharder) assign() time.Duration {
 			s.since[app] = now.Add(s.takeOverDelay(app, members, live))
 		}
 		switch at := s.since[app]; {
+		case s.announced[app] && reannounce:
+			gained = append(gained, app)
 		case s.announced[app]:
 		case !now.Before(at):
 			s.announced[app] = true
