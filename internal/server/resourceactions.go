@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
 	"github.com/skiffcd/skiff/internal/resourceactions"
@@ -69,14 +70,20 @@ func (s *Server) treeObject(ctx context.Context, app *v1alpha1.Application, rq r
 		if n.Group != rq.Group || n.Kind != rq.Kind || n.Namespace != rq.Namespace || n.Name != rq.ResourceName {
 			continue
 		}
-		if rq.Version == "" || rq.Version == n.Version {
-			return objects[n.UID], nil
+		if obj := objects[n.UID]; obj != nil && (rq.Version == "" || rq.Version == n.Version) {
+			return obj, nil
 		}
+		// Another version, or a node of the app's status whose object the
+		// tree's reads did not find (yet): read it from the API server.
 		rend, err := s.renderer(app)
 		if err != nil {
 			return nil, err
 		}
-		return rend.Live(ctx, objects[n.UID].GroupVersionKind().GroupKind().WithVersion(rq.Version), n.Namespace, n.Name)
+		version := rq.Version
+		if version == "" {
+			version = n.Version
+		}
+		return rend.Live(ctx, schema.GroupVersionKind{Group: n.Group, Version: version, Kind: n.Kind}, n.Namespace, n.Name)
 	}
 	return nil, nil
 }
