@@ -76,6 +76,17 @@ func main() {
 		fmt.Fprintf(os.Stderr, "bench: bad -replicas %d\n", *replicas)
 		os.Exit(2)
 	}
+	// Made now: a missing directory would otherwise fail the run only
+	// after the floor and the baseline.
+	for _, dir := range []string{*logDirFlag, *profileDir} {
+		if dir == "" {
+			continue
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(2)
+		}
+	}
 	// The bench's own clients have nothing to log; skiff server logs to its file.
 	ctrl.SetLogger(logr.Discard())
 	var sizes []int
