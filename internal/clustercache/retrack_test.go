@@ -40,9 +40,12 @@ func TestSetTrackingJudgesHeldObjectsAgain(t *testing.T) {
 		}
 		return out
 	}
-	testwait.Eventually(t, "the annotated ConfigMap alone to be the app's", func() bool {
+	// Both are held (the labelled one untracked) before the switch: the
+	// switch judges again what the cache holds.
+	testwait.Eventually(t, "the annotated ConfigMap alone to be the app's, the labelled one held", func() bool {
 		got := names()
-		return got["annotated"] && !got["labelled"]
+		_, held := c.Get(ResourceKey{Kind: "ConfigMap", Namespace: ns, Name: "labelled"})
+		return got["annotated"] && !got["labelled"] && held
 	})
 
 	c.SetTracking(ctx, Tracking{Mode: TrackingLabelMode, LabelKey: "example.com/app"})
