@@ -25,8 +25,11 @@
 //     period of allocation; a script that starts while another hogs memory
 //     may be stopped with it, so a call stopped for memory is retried once.
 //     string.rep, the one library function that can build an arbitrarily large
-//     value from small arguments, refuses results over the limit; `..` and
-//     table.concat only combine values the watchdog already bounds.
+//     value from small arguments, refuses results over the limit. `..` and
+//     table.concat combine values the watchdog bounds, but a string doubled
+//     again and again grows by one allocation per step, which no sampler
+//     interrupts: on loaded cores the watchdog may stop it only a doubling or
+//     two past the limit (tests saw 38 to 78 limits mapped).
 //   - stack: gopher-lua's fixed call stack (256 frames) and registry
 //     (5120 slots) bound recursion with a "stack overflow" error.
 //
