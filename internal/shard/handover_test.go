@@ -172,20 +172,9 @@ func appsOf(s *Sharder) []App {
 // subscribers although the view is the one it last told, the replica
 // assigns again and takes its apps back after the handover delay.
 func TestAReplicaWhoseStandingLapsedTakesItsAppsBack(t *testing.T) {
-	clock := &fakeClock{now: time.Unix(1_000_000, 0)}
-	apps := []string{"a1", "a2", "a3", "a4", "a5", "a6"}
-	s := sharderFor("b", clock, apps...)
+	clock, apps, s, share := sharderWithShare(t)
 	told := 0
 	s.Members.Subscribe(func() { told++ })
-	setView(s, "a", "b")
-	s.Members.tell()
-	s.assign()
-	clock.now = clock.now.Add(s.handoverDelay())
-	s.assign()
-	share := owned(s, apps)
-	if len(share) == 0 {
-		t.Fatal("b owns nothing of six apps with a: the test needs a share")
-	}
 
 	// The standing lapses: no renewal for longer than the renew deadline.
 	clock.now = clock.now.Add(s.Members.renewDeadline() + time.Second)
@@ -225,22 +214,11 @@ func TestAReplicaWhoseStandingLapsedTakesItsAppsBack(t *testing.T) {
 // comes back the membership tells its subscribers and the replica
 // announces every app it owns again, for its work to be queued again.
 func TestALapseOnlyOwnsSawAnnouncesTheShareAgain(t *testing.T) {
-	clock := &fakeClock{now: time.Unix(1_000_000, 0)}
-	apps := []string{"a1", "a2", "a3", "a4", "a5", "a6"}
-	s := sharderFor("b", clock, apps...)
+	clock, apps, s, share := sharderWithShare(t)
 	told := 0
 	s.Members.Subscribe(func() { told++ })
 	var gained []string
 	s.Subscribe(func(g, _ []string) { gained = append(gained, g...) })
-	setView(s, "a", "b")
-	s.Members.tell()
-	s.assign()
-	clock.now = clock.now.Add(s.handoverDelay())
-	s.assign()
-	share := owned(s, apps)
-	if len(share) == 0 {
-		t.Fatal("b owns nothing of six apps with a: the test needs a share")
-	}
 
 	clock.now = clock.now.Add(s.Members.renewDeadline() + time.Second)
 	if got := owned(s, apps); len(got) != 0 {
@@ -267,4 +245,23 @@ func TestALapseOnlyOwnsSawAnnouncesTheShareAgain(t *testing.T) {
 	if len(gained) != 0 {
 		t.Errorf("an assignment without a lapse announced %v again", gained)
 	}
+}
+
+// sharderWithShare is replica b's Sharder over six apps, sharing them with
+// a live member a, past the handover delay: b acts on its share.
+func sharderWithShare(t *testing.T) (*fakeClock, []string, *Sharder, []string) {
+	t.Helper()
+	clock := &fakeClock{now: time.Unix(1_000_000, 0)}
+	apps := []string{"a1", "a2", "a3", "a4", "a5", "a6"}
+	s := sharderFor("b", clock, apps...)
+	setView(s, "a", "b")
+	s.Members.tell()
+	s.assign()
+	clock.now = clock.now.Add(s.handoverDelay())
+	s.assign()
+	share := owned(s, apps)
+	if len(share) == 0 {
+		t.Fatal("b owns nothing of six apps with a: the test needs a share")
+	}
+	return clock, apps, s, share
 }
