@@ -42,7 +42,9 @@ type ResourceSettings struct {
 	// Inclusions, when any names a cluster, are the only kinds watched there.
 	Inclusions     []FilteredResource
 	CompareOptions CompareOptions
-	// RespectRBAC is parsed only: Skiff watches every listable kind.
+	// RespectRBAC is "" (off: every listable kind is watched),
+	// clustercache.RespectRBACNormal or RespectRBACStrict: whether the
+	// watch caches skip the kinds their credentials may not list.
 	RespectRBAC string
 	// IgnoreResourceUpdatesEnabled is parsed only: Skiff does not skip
 	// reconciliations on ignored updates.
@@ -187,11 +189,10 @@ func parseResource(data map[string]string, errs []error) (ResourceSettings, []er
 
 	switch v := strings.TrimSpace(data[keyRespectRBAC]); v {
 	case "":
-	case "normal", "strict":
+	case "normal", "strict": // clustercache.RespectRBACNormal, RespectRBACStrict
 		s.RespectRBAC = v
-		errs = append(errs, fmt.Errorf("%s: %q is not implemented by Skiff and is ignored: every listable kind is watched", keyRespectRBAC, v))
 	default:
-		errs = append(errs, fmt.Errorf("%s: %q is neither normal nor strict", keyRespectRBAC, v))
+		errs = append(errs, fmt.Errorf("%s: %q is neither normal nor strict; off applies", keyRespectRBAC, v))
 	}
 
 	if v, ok := data[keyIgnoreResourceUpdatesEnabled]; ok && strings.TrimSpace(v) != "" {
@@ -555,6 +556,15 @@ func (s *Source) ExcludedIn(server string) func(schema.GroupKind) bool {
 	return func(gk schema.GroupKind) bool {
 		return s.Current().Resource.Excluded(gk.Group, gk.Kind, server)
 	}
+}
+
+// RespectRBAC returns resource.respectRBAC in force at each call, for a
+// watch cache's Options.RespectRBAC. A nil Source is off.
+func (s *Source) RespectRBAC() func() string {
+	if s == nil {
+		return nil
+	}
+	return func() string { return s.Current().Resource.RespectRBAC }
 }
 
 // Match reports whether the entry covers the kind in cluster.

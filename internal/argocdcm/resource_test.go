@@ -231,22 +231,33 @@ func TestParseResourceFiltersAndOptions(t *testing.T) {
 				}
 			},
 		},
-		"invalid filters and options are errors naming their key; respectRBAC is not implemented": {
+		"respectRBAC normal and strict apply, trimmed": {
+			data: map[string]string{"resource.respectRBAC": " strict\n"},
+			check: func(t *testing.T, s ResourceSettings) {
+				if s.RespectRBAC != "strict" {
+					t.Errorf("RespectRBAC = %q, want strict", s.RespectRBAC)
+				}
+			},
+		},
+		"invalid filters and options are errors naming their key": {
 			data: map[string]string{
 				"resource.exclusions":                   "- apiGroups: apps\n",
 				"resource.inclusions":                   "[",
 				"resource.compareoptions":               "ignoreResourceStatusField: some\n",
-				"resource.respectRBAC":                  "strict",
+				"resource.respectRBAC":                  "true",
 				"resource.ignoreResourceUpdatesEnabled": "yes please",
 				"resource.customizations.health.Pod":    `return {status = "Healthy"}`,
 			},
-			wantErr: []string{"resource.exclusions:", "resource.inclusions:", "resource.compareoptions: ignoreResourceStatusField some", "resource.respectRBAC: \"strict\" is not implemented", "resource.ignoreResourceUpdatesEnabled:"},
+			wantErr: []string{"resource.exclusions:", "resource.inclusions:", "resource.compareoptions: ignoreResourceStatusField some", "resource.respectRBAC: \"true\" is neither normal nor strict", "resource.ignoreResourceUpdatesEnabled:"},
 			check: func(t *testing.T, s ResourceSettings) {
 				if !s.Excluded("", "Event", "") {
 					t.Errorf("the core exclusions were dropped with the invalid list")
 				}
 				if _, ok := s.HealthScript(pod); !ok {
 					t.Errorf("a valid key was lost")
+				}
+				if s.RespectRBAC != "" {
+					t.Errorf("an invalid respectRBAC = %q, want off", s.RespectRBAC)
 				}
 				if s.CompareOptions.IgnoreResourceStatusField != StatusCRD {
 					t.Errorf("an invalid ignoreResourceStatusField = %q, want crd", s.CompareOptions.IgnoreResourceStatusField)

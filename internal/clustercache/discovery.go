@@ -37,10 +37,17 @@ func (c *Cache) discover(ctx context.Context) error {
 				continue
 			}
 			gvr := gv.WithResource(r.Name)
+			namespaces := c.namespacesOf(r.Namespaced)
+			if c.respectRBAC() == RespectRBACStrict && !c.isWatched(gvr) {
+				if reason := c.mayList(ctx, gvr, namespaces); reason != "" {
+					c.skipUnwatched(gvk.GroupKind(), reason)
+					continue
+				}
+			}
 			c.mu.Lock()
 			w, known := c.watched[gvr]
 			if !known {
-				w = &kindWatch{gvk: gvk, namespaces: c.namespacesOf(r.Namespaced)}
+				w = newKindWatch(gvk, namespaces)
 				c.watched[gvr] = w
 				delete(c.dropped, gvk.GroupKind())
 			}
@@ -55,6 +62,13 @@ func (c *Cache) discover(ctx context.Context) error {
 		return fmt.Errorf("waiting for the cluster cache to sync: %w", ctx.Err())
 	}
 	return c.upgrade(ctx)
+}
+
+func (c *Cache) isWatched(gvr schema.GroupVersionResource) bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	_, ok := c.watched[gvr]
+	return ok
 }
 
 // namespacesOf are the namespaces a kind is watched in, one watch each:
@@ -83,14 +97,22 @@ func hasVerbs(verbs []string, want ...string) bool {
 	return true
 }
 
-// rediscoverLoop watches for new kinds after a CRD changed. Discovery is
+// rediscoverLoop watches for new kinds after a CRD changed, and tries
+// the kinds skipped for resource.respectRBAC again after an RBAC object
+// changed, after RecheckRBAC and every rbacRecheck. Discovery is
 // debounced: installing a chart with ten CRDs triggers one pass.
 func (c *Cache) rediscoverLoop(ctx context.Context) {
+	recheck := time.NewTicker(rbacRecheck)
+	defer recheck.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-c.rediscover:
+		case <-recheck.C:
+			if !c.anySkipped() {
+				continue
+			}
 		}
 		select {
 		case <-ctx.Done():

@@ -96,7 +96,7 @@ func (r *Reconciler) compare(ctx context.Context, app *v1alpha1.Application, har
 	app.Status.SourceTypes, app.Status.SourceType = sourceTypes(app)
 
 	desired := appops.DefaultNamespaces(resp.Manifests, app.Spec.Destination.Namespace, tgt.isNamespaced)
-	desired, excluded := withoutExcluded(desired, r.settings(), cluster.Server)
+	desired, excluded := withoutExcluded(desired, r.settings(), cluster.Server, tgt.cache.SkippedKind)
 	conds.set(v1alpha1.ApplicationConditionExcludedResourceWarning, excluded)
 	// PostDelete hooks hold the app, once deleted, until they have run.
 	app.Finalizers = postDeleteFinalizers(app.Finalizers, slices.ContainsFunc(desired, hook.IsPostDelete))

@@ -189,8 +189,9 @@ func (r *Reconciler) sync(ctx context.Context, app *v1alpha1.Application, resume
 		syncResult.Source, syncResult.Revision = srcs[0], resp.Revisions[0]
 	}
 	desired := appops.DefaultNamespaces(resp.Manifests, app.Spec.Destination.Namespace, tgt.isNamespaced)
-	// Excluded kinds are neither applied nor pruned; the comparison warns.
-	desired, _ = withoutExcluded(desired, r.settings(), cluster.Server)
+	// Excluded kinds and those skipped for resource.respectRBAC are neither
+	// applied nor pruned; the comparison warns.
+	desired, _ = withoutExcluded(desired, r.settings(), cluster.Server, tgt.cache.SkippedKind)
 	if violations := projectViolations(proj, app, desired, cluster, r.ManagedNamespace); violations != "" {
 		return syncengine.Result{}, syncResult, fmt.Errorf("%s", violations)
 	}
