@@ -340,6 +340,8 @@ func addApplicationController(mgr ctrl.Manager, cfg *rest.Config, opts Options, 
 		Credentials: reposerver.SecretCredentials(config, opts.Namespace),
 		Projects:    reposerver.CachedProjects(mgr.GetCache(), opts.Namespace),
 		Kustomize:   func() render.KustomizeOptions { return settings.Current().Kustomize },
+		// helm.valuesFileSchemes, live.
+		ValuesFileSchemes: func() []string { return settings.Current().Helm.ValuesFileSchemes },
 	})
 	if err != nil {
 		return nil, err
