@@ -16,6 +16,7 @@ import (
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
 	"github.com/skiffcd/skiff/internal/health"
+	"github.com/skiffcd/skiff/internal/knowntypes"
 	"github.com/skiffcd/skiff/internal/lua"
 )
 
@@ -54,6 +55,8 @@ type ResourceSettings struct {
 	globKeys []globKey
 	// ignoreRules are IgnoreRules' answer, made once.
 	ignoreRules []v1alpha1.ResourceIgnoreDifferences
+	// knownTypes are KnownTypeFields' answer, made once.
+	knownTypes []knowntypes.Field
 }
 
 // globKey is an override key with globs in its group or kind.
@@ -98,7 +101,7 @@ func (d IgnoreDiff) empty() bool {
 }
 
 // KnownTypeField maps a field of a custom resource to a Kubernetes type,
-// for the diff's unit conversions.
+// for the diff (see KnownTypeFields).
 type KnownTypeField struct {
 	Field string `json:"field"`
 	Type  string `json:"type"`
@@ -161,6 +164,7 @@ func parseResource(data map[string]string, errs []error) (ResourceSettings, []er
 	var s ResourceSettings
 	s.Overrides, errs = parseCustomizations(data, errs)
 	s.globKeys = compileGlobKeys(s.Overrides)
+	s.knownTypes, errs = knownTypeFields(s.Overrides, errs)
 
 	s.Exclusions = slices.Clone(coreExclusions)
 	if v, ok := data[keyExclusions]; ok {
@@ -484,6 +488,40 @@ func (s ResourceSettings) IgnoreDifferences(gk schema.GroupKind) []v1alpha1.Reso
 // every app's: each key's, then what resource.compareoptions ignores.
 func (s ResourceSettings) IgnoreRules() []v1alpha1.ResourceIgnoreDifferences {
 	return s.ignoreRules
+}
+
+// KnownTypeFields returns the fields of custom resources argocd-cm says
+// hold known Kubernetes types, for the diff.
+func (s ResourceSettings) KnownTypeFields() []knowntypes.Field {
+	return s.knownTypes
+}
+
+// knownTypeFields gathers the valid knownTypeFields of overrides, by
+// kind; an entry of an unknown type, without a field, or of a glob key
+// (they name one kind's fields, as in Argo CD) is one error.
+func knownTypeFields(overrides map[string]Override, errs []error) ([]knowntypes.Field, []error) {
+	var out []knowntypes.Field
+	for _, key := range sortedKeys(overrides) {
+		for _, f := range overrides[key].KnownTypeFields {
+			switch {
+			case strings.ContainsAny(key, "*?[{"):
+				errs = append(errs, fmt.Errorf("%s: knownTypeFields of %s: a glob key names no kind's fields", keyCustomizations, key))
+				continue
+			case strings.TrimSpace(f.Field) == "":
+				errs = append(errs, fmt.Errorf("%s: knownTypeFields of %s: an entry of type %q has no field", keyCustomizations, key, f.Type))
+				continue
+			case !knowntypes.Known(f.Type):
+				errs = append(errs, fmt.Errorf("%s: knownTypeFields of %s: field %s: %q is not a known Kubernetes type (e.g. core/v1/PodSpec)", keyCustomizations, key, f.Field, f.Type))
+				continue
+			}
+			group, kind, ok := strings.Cut(key, "/")
+			if !ok {
+				group, kind = "", key
+			}
+			out = append(out, knowntypes.Field{Group: group, Kind: kind, Field: strings.TrimSpace(f.Field), Type: f.Type})
+		}
+	}
+	return out, errs
 }
 
 // aggregatedRules leaves out the rules of a ClusterRole with an

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/skiffcd/skiff/internal/argocdcm"
+	"github.com/skiffcd/skiff/internal/knowntypes"
 	"github.com/skiffcd/skiff/internal/render"
 	"github.com/skiffcd/skiff/internal/resourceactions"
 
@@ -480,6 +481,9 @@ func addAPIServer(mgr ctrl.Manager, opts Options, apps *application.Reconciler, 
 		Health:      apps.Settings.HealthJudge(),
 		IgnoreDifferences: func() []v1alpha1.ResourceIgnoreDifferences {
 			return apps.Settings.Current().Resource.IgnoreRules()
+		},
+		KnownTypeFields: func() []knowntypes.Field {
+			return apps.Settings.Current().Resource.KnownTypeFields()
 		},
 		CustomActions: resourceactions.LuaActions{Scripts: resourceactions.ArgoCDScripts(apps.Settings.Current)},
 		Log:           slog.New(logr.ToSlogHandler(mgr.GetLogger().WithName("api-server"))),

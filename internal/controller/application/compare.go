@@ -192,7 +192,8 @@ func (r *Reconciler) resourceStatuses(ctx context.Context, cache *clustercache.C
 		rs := resourceStatus(d)
 		modified := false
 		if err == nil {
-			modified, err = r.diffs.Modified(app.Name, key.String(), d, liveObj, diff.Options{IgnoreDifferences: ignore, Schemas: r.Schemas})
+			modified, err = r.diffs.Modified(app.Name, key.String(), d, liveObj, diff.Options{IgnoreDifferences: ignore, Schemas: r.Schemas,
+				KnownTypeFields: settings.Resource.KnownTypeFields()})
 		}
 		switch {
 		case err != nil:
