@@ -19,7 +19,7 @@ func (c *Cache) discover(ctx context.Context) error {
 	}
 	// A partial failure (an aggregated API that is down) must not stop
 	// watching everything else.
-	var started []cache.InformerSynced
+	var kinds []newKind
 	for _, list := range lists {
 		gv, err := schema.ParseGroupVersion(list.GroupVersion)
 		if err != nil {
@@ -37,31 +37,40 @@ func (c *Cache) discover(ctx context.Context) error {
 				continue
 			}
 			gvr := gv.WithResource(r.Name)
-			namespaces := c.namespacesOf(r.Namespaced)
-			if c.respectRBAC() == RespectRBACStrict && !c.isWatched(gvr) {
-				if reason := c.mayList(ctx, gvr, namespaces); reason != "" {
-					c.skipUnwatched(gvk.GroupKind(), reason)
-					continue
-				}
+			if !c.isWatched(gvr) {
+				kinds = append(kinds, newKind{gvr: gvr, gvk: gvk, namespaces: c.namespacesOf(r.Namespaced)})
 			}
-			c.mu.Lock()
-			w, known := c.watched[gvr]
-			if !known {
-				w = newKindWatch(gvk, namespaces)
-				c.watched[gvr] = w
-				delete(c.dropped, gvk.GroupKind())
-			}
-			c.mu.Unlock()
-			if known {
-				continue
-			}
-			started = append(started, c.watchMetadata(ctx, gvr, w))
 		}
+	}
+	if c.respectRBAC() == RespectRBACStrict {
+		kinds = c.permittedKinds(ctx, kinds)
+	}
+	var started []cache.InformerSynced
+	for _, k := range kinds {
+		c.mu.Lock()
+		w, known := c.watched[k.gvr]
+		if !known {
+			w = newKindWatch(k.gvk, k.namespaces)
+			c.watched[k.gvr] = w
+			delete(c.dropped, k.gvk.GroupKind())
+		}
+		c.mu.Unlock()
+		if known {
+			continue
+		}
+		started = append(started, c.watchMetadata(ctx, k.gvr, w))
 	}
 	if !cache.WaitForCacheSync(ctx.Done(), started...) {
 		return fmt.Errorf("waiting for the cluster cache to sync: %w", ctx.Err())
 	}
 	return c.upgrade(ctx)
+}
+
+// newKind is a served kind discovery found unwatched.
+type newKind struct {
+	gvr        schema.GroupVersionResource
+	gvk        schema.GroupVersionKind
+	namespaces []string
 }
 
 func (c *Cache) isWatched(gvr schema.GroupVersionResource) bool {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
@@ -160,6 +161,36 @@ func (c *Cache) anySkipped() bool {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	return len(c.skipped) > 0
+}
+
+// reviewWorkers bounds the SelfSubjectAccessReviews asked at once: a
+// cluster serves a hundred kinds or more, and a remote one answers each
+// after a round trip.
+const reviewWorkers = 8
+
+// permittedKinds returns the kinds the credentials may list and watch
+// (mayList), skipping the others (resource.respectRBAC strict).
+func (c *Cache) permittedKinds(ctx context.Context, kinds []newKind) []newKind {
+	denied := make([]string, len(kinds))
+	slots := make(chan struct{}, reviewWorkers)
+	var wg sync.WaitGroup
+	for i, k := range kinds {
+		slots <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			denied[i] = c.mayList(ctx, k.gvr, k.namespaces)
+		})
+	}
+	wg.Wait()
+	var out []newKind
+	for i, k := range kinds {
+		if denied[i] != "" {
+			c.skipUnwatched(k.gvk.GroupKind(), denied[i])
+			continue
+		}
+		out = append(out, k)
+	}
+	return out
 }
 
 // mayList asks the API server, by a SelfSubjectAccessReview per namespace
