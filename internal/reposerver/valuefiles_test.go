@@ -18,8 +18,8 @@ import (
 )
 
 // valuesServer serves value files from 127.0.0.1 over http: /values.yaml
-// whatever set last put there, /big over the render's file limit, and 404
-// for the rest. gets counts the requests.
+// whatever set last put there, /big over the render's file limit,
+// /elsewhere redirecting to https, and 404 for the rest. gets counts the requests.
 type valuesServer struct {
 	*httptest.Server
 	mu     sync.Mutex
@@ -36,6 +36,8 @@ func newValuesServer(t *testing.T) *valuesServer {
 			v.mu.Lock()
 			defer v.mu.Unlock()
 			_, _ = w.Write([]byte(v.values))
+		case "/elsewhere":
+			http.Redirect(w, r, "https://values.example.invalid/values.yaml", http.StatusFound)
 		case "/big":
 			_, _ = w.Write([]byte("env: " + strings.Repeat("x", 2048) + "\n"))
 		default:
@@ -132,8 +134,8 @@ func TestValueFilesByURLAreFetchedWhenTheSettingAllowsTheirScheme(t *testing.T) 
 }
 
 // Value files by URL that cannot be used are clear errors: a 404 (skipped
-// with ignoreMissingValueFiles), a file over the render's file limit, and
-// https only by default.
+// with ignoreMissingValueFiles), a file over the render's file limit, a
+// redirect to a scheme not allowed, and http with the default setting.
 func TestValueFilesByURLThatCannotBeUsed(t *testing.T) {
 	values := newValuesServer(t)
 	repo := chartRepo(t)
@@ -148,7 +150,9 @@ func TestValueFilesByURLThatCannotBeUsed(t *testing.T) {
 		"a missing file is an error":                             {file: "/missing.yaml", schemes: httpAllowed, wantErr: "/missing.yaml\": not found (404)"},
 		"a missing file is skipped with ignoreMissingValueFiles": {file: "/missing.yaml", schemes: httpAllowed, ignoreMissing: true, wantEnv: "default"},
 		"a file over the file limit is refused":                  {file: "/big", schemes: httpAllowed, wantErr: "/big\": larger than 1024 bytes"},
-		"http is refused by default":                             {file: "/values.yaml", wantErr: "the scheme http is not allowed: argocd-cm's helm.valuesFileSchemes allows https"},
+		"a redirect to a scheme not allowed is refused": {file: "/elsewhere", schemes: httpAllowed,
+			wantErr: "the scheme https is not allowed: argocd-cm's helm.valuesFileSchemes allows http"},
+		"http is refused by default": {file: "/values.yaml", wantErr: "the scheme http is not allowed: argocd-cm's helm.valuesFileSchemes allows https"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
