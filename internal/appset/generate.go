@@ -10,7 +10,6 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/yaml"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
@@ -22,9 +21,9 @@ import (
 var ErrUnsupported = errors.New("generator not supported")
 
 // GitTrees gives the files of a repository at a revision (a branch, tag,
-// commit or HEAD; "" is HEAD). The controller fetches and checks out;
-// DirTree serves a directory.
-type GitTrees func(repoURL, revision string) (fs.FS, error)
+// commit or HEAD; "" is HEAD) and the commit SHA it resolved to. The
+// controller fetches and checks out; DirTree serves a directory.
+type GitTrees func(repoURL, revision string) (tree fs.FS, sha string, err error)
 
 // Inputs are the data the generators read.
 type Inputs struct {
@@ -234,17 +233,53 @@ func selectParams(params []Params, selector *metav1.LabelSelector) ([]Params, er
 	if selector == nil {
 		return params, nil
 	}
-	sel, err := metav1.LabelSelectorAsSelector(selector)
-	if err != nil {
-		return nil, fmt.Errorf("selector: %w", err)
-	}
 	var out []Params
 	for _, p := range params {
-		if sel.Matches(labels.Set(flat(p))) {
+		ok, err := matches(selector, flat(p))
+		if err != nil {
+			return nil, err
+		}
+		if ok {
 			out = append(out, p)
 		}
 	}
 	return out, nil
+}
+
+// matches says whether set satisfies selector (an empty one matches all).
+// Unlike Kubernetes' label selectors, values are not checked to be label
+// values, so that a selector can match a server URL, as in Argo CD.
+func matches(selector *metav1.LabelSelector, set map[string]string) (bool, error) {
+	for k, v := range selector.MatchLabels {
+		if got, ok := set[k]; !ok || got != v {
+			return false, nil
+		}
+	}
+	for _, e := range selector.MatchExpressions {
+		got, has := set[e.Key]
+		var ok bool
+		switch e.Operator {
+		case metav1.LabelSelectorOpIn:
+			ok = has && slices.Contains(e.Values, got)
+		case metav1.LabelSelectorOpNotIn:
+			ok = !has || !slices.Contains(e.Values, got)
+		case metav1.LabelSelectorOpExists:
+			ok = has
+		case metav1.LabelSelectorOpDoesNotExist:
+			ok = !has
+		default:
+			return false, fmt.Errorf("selector: unknown operator %q for key %q (In, NotIn, Exists, DoesNotExist)", e.Operator, e.Key)
+		}
+		if !ok {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// emptySelector says whether a selector has no requirement.
+func emptySelector(s metav1.LabelSelector) bool {
+	return len(s.MatchLabels) == 0 && len(s.MatchExpressions) == 0
 }
 
 // list gives the elements (then those of elementsYaml). Without
@@ -338,16 +373,16 @@ func (g *generator) withValues(p Params, values map[string]string, outer Params)
 // implicit in-cluster cluster (no Secret) only when the selector is empty,
 // as in Argo CD.
 func (g *generator) clusters(c *v1alpha1.ClusterGenerator, outer Params) ([]Params, error) {
-	sel, err := metav1.LabelSelectorAsSelector(&c.Selector)
-	if err != nil {
-		return nil, fmt.Errorf("selector: %w", err)
-	}
 	var out []Params
 	for _, cl := range g.in.Clusters {
-		if cl.SecretName == "" && !sel.Empty() {
+		if cl.SecretName == "" && !emptySelector(c.Selector) {
 			continue
 		}
-		if !sel.Matches(labels.Set(cl.Labels)) {
+		ok, err := matches(&c.Selector, cl.Labels)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
 			continue
 		}
 		p, err := g.withValues(g.clusterParams(cl), c.Values, outer)
@@ -371,7 +406,14 @@ func (g *generator) clusters(c *v1alpha1.ClusterGenerator, outer Params) ([]Para
 func (g *generator) clusterParams(c clusters.Cluster) Params {
 	p := Params{"name": c.Name, "nameNormalized": sanitizeName(c.Name), "server": c.Server, "project": c.Project}
 	if g.opts.GoTemplate {
-		p["metadata"] = map[string]any{"labels": anyMap(c.Labels), "annotations": anyMap(c.Annotations)}
+		meta := map[string]any{}
+		if len(c.Labels) > 0 {
+			meta["labels"] = anyMap(c.Labels)
+		}
+		if len(c.Annotations) > 0 {
+			meta["annotations"] = anyMap(c.Annotations)
+		}
+		p["metadata"] = meta
 		return p
 	}
 	for k, v := range c.Labels {

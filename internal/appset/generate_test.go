@@ -37,7 +37,7 @@ var testClusters = []clusters.Cluster{
 	},
 }
 
-var testInputs = Inputs{Clusters: testClusters, Git: DirTree("testdata/repo")}
+var testInputs = Inputs{Clusters: testClusters, Git: DirTree("testdata/repo", "0123abcd")}
 
 // params is every parameter set Generate gives, across generators.
 func params(res Result) []Params {
@@ -149,7 +149,7 @@ generators:
 template: {metadata: {}, spec: {project: default, destination: {}}}`,
 			want: []Params{{"clusters": []any{map[string]any{
 				"name": "Prod_EU", "nameNormalized": "prod-eu", "server": "https://prod-eu.example.com", "project": "prod",
-				"metadata": map[string]any{"labels": map[string]any{clusters.SecretTypeLabel: "cluster", "env": "prod"}, "annotations": map[string]any{}},
+				"metadata": map[string]any{"labels": map[string]any{clusters.SecretTypeLabel: "cluster", "env": "prod"}},
 			}}}},
 		},
 		"git directories: a glob includes, exclude wins, hidden directories are skipped": {
@@ -165,11 +165,11 @@ generators:
 template: {metadata: {}, spec: {project: default, destination: {}}}`,
 			want: []Params{
 				{
-					"path": "cluster-addons/argo-workflows", "path.basename": "argo-workflows", "path.basenameNormalized": "argo-workflows",
+					"commitSHA": "0123abcd", "path": "cluster-addons/argo-workflows", "path.basename": "argo-workflows", "path.basenameNormalized": "argo-workflows",
 					"path[0]": "cluster-addons", "path[1]": "argo-workflows",
 				},
 				{
-					"path": "cluster-addons/prometheus-operator", "path.basename": "prometheus-operator", "path.basenameNormalized": "prometheus-operator",
+					"commitSHA": "0123abcd", "path": "cluster-addons/prometheus-operator", "path.basename": "prometheus-operator", "path.basenameNormalized": "prometheus-operator",
 					"path[0]": "cluster-addons", "path[1]": "prometheus-operator",
 				},
 			},
@@ -180,8 +180,8 @@ generators:
 - git: {repoURL: r, revision: HEAD, directories: [{path: 'cluster-config/*'}]}
 template: {metadata: {}, spec: {project: default, destination: {}}}`,
 			want: []Params{
-				{"path": "cluster-config/engineering", "path.basename": "engineering", "path.basenameNormalized": "engineering", "path[0]": "cluster-config", "path[1]": "engineering"},
-				{"path": "cluster-config/sales", "path.basename": "sales", "path.basenameNormalized": "sales", "path[0]": "cluster-config", "path[1]": "sales"},
+				{"commitSHA": "0123abcd", "path": "cluster-config/engineering", "path.basename": "engineering", "path.basenameNormalized": "engineering", "path[0]": "cluster-config", "path[1]": "engineering"},
+				{"commitSHA": "0123abcd", "path": "cluster-config/sales", "path.basename": "sales", "path.basenameNormalized": "sales", "path[0]": "cluster-config", "path[1]": "sales"},
 			},
 		},
 		"pathParamPrefix prefixes the path parameters; goTemplate nests them with segments": {
@@ -199,7 +199,7 @@ template: {metadata: {}, spec: {project: default, destination: {}}}`,
 				"addon": map[string]any{"path": map[string]any{
 					"path": "cluster-addons/Helm_Guestbook", "basename": "Helm_Guestbook", "basenameNormalized": "helm-guestbook",
 					"segments": []string{"cluster-addons", "Helm_Guestbook"},
-				}},
+				}, "commitSHA": "0123abcd"},
 				"values": map[string]any{"ns": "helm-guestbook"},
 			}},
 		},
@@ -215,14 +215,14 @@ template: {metadata: {}, spec: {project: default, destination: {}}}`,
 				{
 					"aws_account": "123456", "asset_id": "11223344", "cluster.owner": "cluster-admin@company.com",
 					"cluster.name": "engineering-dev", "cluster.address": "https://1.2.3.4", "cluster.replicas": "2",
-					"path": "cluster-config/engineering/dev", "path.basename": "dev", "path.basenameNormalized": "dev",
+					"commitSHA": "0123abcd", "path": "cluster-config/engineering/dev", "path.basename": "dev", "path.basenameNormalized": "dev",
 					"path.filename": "config.json", "path.filenameNormalized": "config.json",
 					"path[0]": "cluster-config", "path[1]": "engineering", "path[2]": "dev",
 				},
 				{
 					"aws_account": "123456", "asset_id": "11223344", "cluster.owner": "cluster-admin@company.com",
 					"cluster.name": "engineering-prod", "cluster.address": "https://2.4.6.8", "cluster.replicas": "3",
-					"path": "cluster-config/engineering/prod", "path.basename": "prod", "path.basenameNormalized": "prod",
+					"commitSHA": "0123abcd", "path": "cluster-config/engineering/prod", "path.basename": "prod", "path.basenameNormalized": "prod",
 					"path.filename": "config.yaml", "path.filenameNormalized": "config.yaml",
 					"path[0]": "cluster-config", "path[1]": "engineering", "path[2]": "prod",
 				},
@@ -239,14 +239,16 @@ generators:
 template: {metadata: {}, spec: {project: default, destination: {}}}`,
 			want: []Params{
 				{
-					"cluster": map[string]any{"name": "sales-eu", "address": "https://eu.example.com"},
+					"cluster":   map[string]any{"name": "sales-eu", "address": "https://eu.example.com"},
+					"commitSHA": "0123abcd",
 					"path": map[string]any{
 						"path": "cluster-config/sales", "basename": "sales", "basenameNormalized": "sales",
 						"filename": "config.yaml", "filenameNormalized": "config.yaml", "segments": []string{"cluster-config", "sales"},
 					},
 				},
 				{
-					"cluster": map[string]any{"name": "sales-us", "address": "https://us.example.com"},
+					"cluster":   map[string]any{"name": "sales-us", "address": "https://us.example.com"},
+					"commitSHA": "0123abcd",
 					"path": map[string]any{
 						"path": "cluster-config/sales", "basename": "sales", "basenameNormalized": "sales",
 						"filename": "config.yaml", "filenameNormalized": "config.yaml", "segments": []string{"cluster-config", "sales"},
@@ -270,14 +272,14 @@ template: {metadata: {}, spec: {project: default, destination: {}}}`,
 					"name": "Prod_EU", "nameNormalized": "prod-eu", "server": "https://prod-eu.example.com", "project": "prod",
 					"metadata.labels.argocd.argoproj.io/secret-type": "cluster", "metadata.labels.env": "prod",
 					"cluster.name": "sales-eu", "cluster.address": "https://eu.example.com",
-					"path": "cluster-config/sales", "path.basename": "sales", "path.basenameNormalized": "sales",
+					"commitSHA": "0123abcd", "path": "cluster-config/sales", "path.basename": "sales", "path.basenameNormalized": "sales",
 					"path.filename": "config.yaml", "path.filenameNormalized": "config.yaml", "path[0]": "cluster-config", "path[1]": "sales",
 				},
 				{
 					"name": "Prod_EU", "nameNormalized": "prod-eu", "server": "https://prod-eu.example.com", "project": "prod",
 					"metadata.labels.argocd.argoproj.io/secret-type": "cluster", "metadata.labels.env": "prod",
 					"cluster.name": "sales-us", "cluster.address": "https://us.example.com",
-					"path": "cluster-config/sales", "path.basename": "sales", "path.basenameNormalized": "sales",
+					"commitSHA": "0123abcd", "path": "cluster-config/sales", "path.basename": "sales", "path.basenameNormalized": "sales",
 					"path.filename": "config.yaml", "path.filenameNormalized": "config.yaml", "path[0]": "cluster-config", "path[1]": "sales",
 				},
 			},
@@ -296,13 +298,24 @@ generators:
         values: {from: '{{ .dir }}:{{ .path.basename }}'}
 template: {metadata: {}, spec: {project: default, destination: {}}}`,
 			want: []Params{{
-				"dir": "cluster-addons",
+				"dir": "cluster-addons", "commitSHA": "0123abcd",
 				"path": map[string]any{
 					"path": "cluster-addons/argo-workflows", "basename": "argo-workflows", "basenameNormalized": "argo-workflows",
 					"segments": []string{"cluster-addons", "argo-workflows"},
 				},
 				"values": map[string]any{"from": "cluster-addons:argo-workflows"},
 			}},
+		},
+		"with goTemplate, a matrix's first generator wins a name both give, and maps merge": {
+			spec: `
+goTemplate: true
+generators:
+- matrix:
+    generators:
+    - list: {elements: [{env: dev, meta: {owner: a}}]}
+    - list: {elements: [{env: prod, meta: {zone: z}, app: web}]}
+template: {metadata: {}, spec: {project: default, destination: {}}}`,
+			want: []Params{{"env": "dev", "meta": map[string]any{"owner": "a", "zone": "z"}, "app": "web"}},
 		},
 		"a matrix whose generators give one name different values is an error": {
 			spec: `
@@ -418,6 +431,49 @@ generators:
     matchExpressions: [{key: name, operator: NotIn, values: [c]}]
 template: {metadata: {}, spec: {project: default, destination: {}}}`,
 			want: []Params{{"env": "prod", "name": "b"}},
+		},
+		"a selector may match values that are not label values, such as a server URL": {
+			spec: `
+generators:
+- clusters: {}
+  selector:
+    matchLabels: {server: https://kubernetes.default.svc}
+template: {metadata: {}, spec: {project: default, destination: {}}}`,
+			want: []Params{{"name": "in-cluster", "nameNormalized": "in-cluster", "server": "https://kubernetes.default.svc", "project": ""}},
+		},
+		"a selector with an unknown operator is an error": {
+			spec: `
+generators:
+- list: {elements: [{env: dev}]}
+  selector:
+    matchExpressions: [{key: env, operator: Equals, values: [dev]}]
+template: {metadata: {}, spec: {project: default, destination: {}}}`,
+			wantErr: `unknown operator "Equals"`,
+		},
+		"a file pattern naming a directory matches the files under it, as a git pathspec does": {
+			spec: `
+generators:
+- git: {repoURL: r, revision: HEAD, files: [{path: cluster-config/sales}]}
+template: {metadata: {}, spec: {project: default, destination: {}}}`,
+			want: []Params{
+				{
+					"commitSHA": "0123abcd", "cluster.name": "sales-eu", "cluster.address": "https://eu.example.com",
+					"path": "cluster-config/sales", "path.basename": "sales", "path.basenameNormalized": "sales",
+					"path.filename": "config.yaml", "path.filenameNormalized": "config.yaml", "path[0]": "cluster-config", "path[1]": "sales",
+				},
+				{
+					"commitSHA": "0123abcd", "cluster.name": "sales-us", "cluster.address": "https://us.example.com",
+					"path": "cluster-config/sales", "path.basename": "sales", "path.basenameNormalized": "sales",
+					"path.filename": "config.yaml", "path.filenameNormalized": "config.yaml", "path[0]": "cluster-config", "path[1]": "sales",
+				},
+			},
+		},
+		"a git generator with directories ignores its files, as Argo CD does": {
+			spec: `
+generators:
+- git: {repoURL: r, revision: HEAD, directories: [{path: cluster-config/sales}], files: [{path: 'cluster-config/**'}]}
+template: {metadata: {}, spec: {project: default, destination: {}}}`,
+			want: []Params{{"commitSHA": "0123abcd", "path": "cluster-config/sales", "path.basename": "sales", "path.basenameNormalized": "sales", "path[0]": "cluster-config", "path[1]": "sales"}},
 		},
 		"a selector inside a matrix applies to its generator": {
 			spec: `

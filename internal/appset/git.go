@@ -15,14 +15,14 @@ import (
 	"github.com/skiffcd/skiff/api/v1alpha1"
 )
 
-// DirTree serves every repository and revision from one directory, for a
-// checkout the caller made (and for tests).
-func DirTree(dir string) GitTrees {
-	return func(string, string) (fs.FS, error) { return os.DirFS(dir), nil }
+// DirTree serves every repository and revision from one directory, as
+// commit sha, for a checkout the caller made (and for tests).
+func DirTree(dir, sha string) GitTrees {
+	return func(string, string) (fs.FS, string, error) { return os.DirFS(dir), sha, nil }
 }
 
-// git gives one set per matching directory, or one per object of the
-// matching files.
+// git gives one set per matching directory or, when no directories are
+// given, one per object of the matching files.
 func (g *generator) git(gg *v1alpha1.GitGenerator, outer Params) ([]Params, error) {
 	g.asksRequeue(gg.RequeueAfterSeconds, defaultGitRequeue)
 	if g.in.Git == nil {
@@ -31,7 +31,7 @@ func (g *generator) git(gg *v1alpha1.GitGenerator, outer Params) ([]Params, erro
 	if len(gg.Directories) == 0 && len(gg.Files) == 0 {
 		return nil, errors.New("a git generator needs directories or files")
 	}
-	tree, err := g.in.Git(gg.RepoURL, gg.Revision)
+	tree, sha, err := g.in.Git(gg.RepoURL, gg.Revision)
 	if err != nil {
 		return nil, fmt.Errorf("reading %s at %q: %w", gg.RepoURL, gg.Revision, err)
 	}
@@ -42,29 +42,28 @@ func (g *generator) git(gg *v1alpha1.GitGenerator, outer Params) ([]Params, erro
 			return nil, err
 		}
 		for _, d := range dirs {
-			p, err := g.withValues(g.pathParams(d, "", gg.PathParamPrefix), gg.Values, outer)
+			p, err := g.withValues(g.pathParams(d, "", gg.PathParamPrefix, sha), gg.Values, outer)
 			if err != nil {
 				return nil, fmt.Errorf("directory %s: %w", d, err)
 			}
 			out = append(out, p)
 		}
+		return out, nil
 	}
-	if len(gg.Files) > 0 {
-		files, err := matchFiles(tree, gg.Files)
+	files, err := matchFiles(tree, gg.Files)
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range files {
+		sets, err := g.fileParams(tree, f, gg.PathParamPrefix, sha)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("file %s: %w", f, err)
 		}
-		for _, f := range files {
-			sets, err := g.fileParams(tree, f, gg.PathParamPrefix)
-			if err != nil {
+		for _, p := range sets {
+			if p, err = g.withValues(p, gg.Values, outer); err != nil {
 				return nil, fmt.Errorf("file %s: %w", f, err)
 			}
-			for _, p := range sets {
-				if p, err = g.withValues(p, gg.Values, outer); err != nil {
-					return nil, fmt.Errorf("file %s: %w", f, err)
-				}
-				out = append(out, p)
-			}
+			out = append(out, p)
 		}
 	}
 	return out, nil
@@ -109,21 +108,29 @@ func matchDirectories(tree fs.FS, items []v1alpha1.GitDirectoryGeneratorItem) ([
 	return out, nil
 }
 
+// filePattern is a git pathspec: a glob whose "*" and "**" match across
+// "/", or a leading directory of the path.
+type filePattern struct {
+	glob    glob.Glob
+	dir     string
+	exclude bool
+}
+
+func (f filePattern) match(p string) bool {
+	return f.glob.Match(p) || strings.HasPrefix(p, f.dir)
+}
+
 // matchFiles lists the tree's files that an included pattern matches and no
 // excluded one does, in path order. Patterns match as git's pathspecs do
-// (Argo CD lists files with `git ls-files`): "*" and "**" match across "/".
+// (Argo CD lists files with `git ls-files -- <pattern>`).
 func matchFiles(tree fs.FS, items []v1alpha1.GitFileGeneratorItem) ([]string, error) {
-	type pattern struct {
-		g       glob.Glob
-		exclude bool
-	}
-	patterns := make([]pattern, len(items))
+	patterns := make([]filePattern, len(items))
 	for i, it := range items {
 		g, err := glob.Compile(it.Path)
 		if err != nil {
 			return nil, fmt.Errorf("file pattern %q: %w", it.Path, err)
 		}
-		patterns[i] = pattern{g, it.Exclude}
+		patterns[i] = filePattern{glob: g, dir: strings.TrimSuffix(it.Path, "/") + "/", exclude: it.Exclude}
 	}
 	var out []string
 	err := fs.WalkDir(tree, ".", func(p string, d fs.DirEntry, err error) error {
@@ -141,7 +148,7 @@ func matchFiles(tree fs.FS, items []v1alpha1.GitFileGeneratorItem) ([]string, er
 		}
 		include, exclude := false, false
 		for _, pt := range patterns {
-			if pt.g.Match(p) {
+			if pt.match(p) {
 				include = include || !pt.exclude
 				exclude = exclude || pt.exclude
 			}
@@ -157,12 +164,11 @@ func matchFiles(tree fs.FS, items []v1alpha1.GitFileGeneratorItem) ([]string, er
 	return out, nil
 }
 
-// pathParams are the parameters of a directory (file "" ) or of a file
-// in it, under prefix when set: path, path.basename,
-// path.basenameNormalized, path[n] (and path.filename,
-// path.filenameNormalized for a file); nested as .path.path,
-// .path.segments... with goTemplate.
-func (g *generator) pathParams(dir, file, prefix string) Params {
+// pathParams are the parameters of a directory (file "") or of a file in
+// it, under prefix when set: path, path.basename, path.basenameNormalized,
+// path[n] (and path.filename, path.filenameNormalized for a file) and
+// commitSHA; nested as .path.path, .path.segments... with goTemplate.
+func (g *generator) pathParams(dir, file, prefix, sha string) Params {
 	base := path.Base(dir)
 	if g.opts.GoTemplate {
 		pp := map[string]any{
@@ -176,15 +182,16 @@ func (g *generator) pathParams(dir, file, prefix string) Params {
 			pp["filenameNormalized"] = sanitizeName(file)
 		}
 		if prefix != "" {
-			return Params{prefix: map[string]any{"path": pp}}
+			return Params{prefix: map[string]any{"path": pp, "commitSHA": sha}}
 		}
-		return Params{"path": pp}
+		return Params{"path": pp, "commitSHA": sha}
 	}
-	name := "path"
+	name, shaName := "path", "commitSHA"
 	if prefix != "" {
-		name = prefix + ".path"
+		name, shaName = prefix+".path", prefix+".commitSHA"
 	}
 	p := Params{
+		shaName:                      sha,
 		name:                         dir,
 		name + ".basename":           base,
 		name + ".basenameNormalized": sanitizeName(base),
@@ -203,7 +210,7 @@ func (g *generator) pathParams(dir, file, prefix string) Params {
 
 // fileParams reads a JSON or YAML file: an object is one set, a list of
 // objects one set each. Keys are flattened ("a.b") without goTemplate.
-func (g *generator) fileParams(tree fs.FS, file, prefix string) ([]Params, error) {
+func (g *generator) fileParams(tree fs.FS, file, prefix, sha string) ([]Params, error) {
 	data, err := fs.ReadFile(tree, file)
 	if err != nil {
 		return nil, err
@@ -230,7 +237,7 @@ func (g *generator) fileParams(tree fs.FS, file, prefix string) ([]Params, error
 				p[k] = v
 			}
 		}
-		for k, v := range g.pathParams(path.Dir(file), path.Base(file), prefix) {
+		for k, v := range g.pathParams(path.Dir(file), path.Base(file), prefix, sha) {
 			p[k] = v
 		}
 		out = append(out, p)
