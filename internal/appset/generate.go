@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -94,29 +95,37 @@ func (g *generator) asksRequeue(seconds *int64, def time.Duration) {
 	}
 }
 
-// kindOf names the kind of generator gen is.
-func kindOf(gen v1alpha1.ApplicationSetGenerator) string {
-	switch {
-	case gen.List != nil:
-		return "list"
-	case gen.Clusters != nil:
-		return "clusters"
-	case gen.Git != nil:
-		return "git"
-	case gen.Matrix != nil:
-		return "matrix"
-	case gen.Merge != nil:
-		return "merge"
-	case gen.SCMProvider != nil:
-		return "scmProvider"
-	case gen.PullRequest != nil:
-		return "pullRequest"
-	case gen.ClusterDecisionResource != nil:
-		return "clusterDecisionResource"
-	case gen.Plugin != nil:
-		return "plugin"
+// kindsOf names the kinds gen sets; one is expected.
+func kindsOf(gen v1alpha1.ApplicationSetGenerator) []string {
+	var kinds []string
+	for _, k := range []struct {
+		name string
+		set  bool
+	}{
+		{"list", gen.List != nil},
+		{"clusters", gen.Clusters != nil},
+		{"git", gen.Git != nil},
+		{"matrix", gen.Matrix != nil},
+		{"merge", gen.Merge != nil},
+		{"scmProvider", gen.SCMProvider != nil},
+		{"pullRequest", gen.PullRequest != nil},
+		{"clusterDecisionResource", gen.ClusterDecisionResource != nil},
+		{"plugin", gen.Plugin != nil},
+	} {
+		if k.set {
+			kinds = append(kinds, k.name)
+		}
 	}
-	return "none"
+	return kinds
+}
+
+// kindOf names the kind gen sets: "none", or several joined by "+".
+func kindOf(gen v1alpha1.ApplicationSetGenerator) string {
+	kinds := kindsOf(gen)
+	if len(kinds) == 0 {
+		return "none"
+	}
+	return strings.Join(kinds, "+")
 }
 
 // overrideOf is the generator's own template, if any.
@@ -179,8 +188,10 @@ func (g *generator) run(gen v1alpha1.ApplicationSetGenerator, depth int, outer P
 	case "plugin":
 		g.asksRequeue(gen.Plugin.RequeueAfterSeconds, defaultAPIRequeue)
 		err = ErrUnsupported
-	default:
+	case "none":
 		err = errors.New("no generator is set (list, clusters, git, matrix, merge, ...)")
+	default:
+		err = errors.New("one generator entry sets several kinds; give each its own entry")
 	}
 	if err != nil {
 		return nil, err

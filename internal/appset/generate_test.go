@@ -486,6 +486,14 @@ generators:
 template: {metadata: {}, spec: {project: default, destination: {}}}`,
 			want: []Params{{"env": "dev", "app": "web"}},
 		},
+		"a generator entry that sets two kinds is an error": {
+			spec: `
+generators:
+- list: {elements: [{a: b}]}
+  clusters: {}
+template: {metadata: {}, spec: {project: default, destination: {}}}`,
+			wantErr: "generator 1 (list+clusters): one generator entry sets several kinds",
+		},
 		"a generator with nothing set is an error": {
 			spec: `
 generators:
