@@ -39,6 +39,19 @@ var testClusters = []clusters.Cluster{
 
 var testInputs = Inputs{Clusters: testClusters, Git: DirTree("testdata/repo", "0123abcd")}
 
+// failed checks err against wantErr (a part of the message; "" for no
+// error) and says whether the test case ends there.
+func failed(t *testing.T, err error, wantErr string) bool {
+	t.Helper()
+	switch {
+	case wantErr == "" && err != nil:
+		t.Fatal(err)
+	case wantErr != "" && (err == nil || !strings.Contains(err.Error(), wantErr)):
+		t.Fatalf("error %v, want one containing %q", err, wantErr)
+	}
+	return wantErr != ""
+}
+
 // params is every parameter set Generate gives, across generators.
 func params(res Result) []Params {
 	var out []Params
@@ -505,14 +518,8 @@ template: {metadata: {}, spec: {project: default, destination: {}}}`,
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			res, err := Generate(specOf(t, tc.spec), testInputs)
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("error %v, want one containing %q", err, tc.wantErr)
-				}
+			if failed(t, err, tc.wantErr) {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			if diff := cmp.Diff(tc.want, params(res)); diff != "" {
 				t.Errorf("parameters differ (-want +got):\n%s", diff)

@@ -83,14 +83,8 @@ func TestRenderString(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			got, err := renderString(tc.in, p, tc.opts)
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("error %v, want one containing %q", err, tc.wantErr)
-				}
+			if failed(t, err, tc.wantErr) {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			if got != tc.want {
 				t.Errorf("got %q, want %q", got, tc.want)
@@ -291,14 +285,8 @@ template: {metadata: {}, spec: {project: default, source: {repoURL: r}, destinat
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			apps, _, err := Applications(specOf(t, tc.spec), testInputs)
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("error %v, want one containing %q", err, tc.wantErr)
-				}
+			if failed(t, err, tc.wantErr) {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			var got strings.Builder
 			for i := range apps {
