@@ -12,11 +12,11 @@ import (
 // render or check, or two with one name, make it an error naming the app:
 // the controller then changes nothing. RequeueAfter is Generate's.
 func Applications(spec *v1alpha1.ApplicationSetSpec, in Inputs) ([]v1alpha1.Application, time.Duration, error) {
-	res, err := Generate(spec, in)
+	opts := OptionsOf(spec).withCache()
+	res, err := generate(spec, in, opts)
 	if err != nil {
 		return nil, 0, err
 	}
-	opts := OptionsOf(spec)
 	var apps []v1alpha1.Application
 	seen := map[string]int{} // name -> generator (1-based) that gave it
 	for i, set := range res.Sets {

@@ -61,7 +61,11 @@ const (
 
 // Generate runs every generator of spec.
 func Generate(spec *v1alpha1.ApplicationSetSpec, in Inputs) (Result, error) {
-	g := &generator{opts: OptionsOf(spec), in: in}
+	return generate(spec, in, OptionsOf(spec).withCache())
+}
+
+func generate(spec *v1alpha1.ApplicationSetSpec, in Inputs, opts Options) (Result, error) {
+	g := &generator{opts: opts, in: in}
 	var res Result
 	for i, gen := range spec.Generators {
 		params, err := g.run(gen, 0, nil)

