@@ -593,3 +593,34 @@ func mergeKey(p Params, keys []string) (string, error) {
 	js, err := json.Marshal(values)
 	return string(js), err
 }
+
+// GitRepos lists the repository URLs the git generators of spec read,
+// nested ones included, as written (a URL templated from a matrix's first
+// generator stays a template), sorted, without repeats. A git webhook for
+// one of them is a reason to generate again.
+func GitRepos(spec *v1alpha1.ApplicationSetSpec) []string {
+	var out []string
+	var walk func(gen v1alpha1.ApplicationSetGenerator, depth int)
+	walkNested := func(gens []v1alpha1.ApplicationSetNestedGenerator, depth int) {
+		for _, n := range gens {
+			if gen, err := nestedToTop(n, depth); err == nil {
+				walk(gen, depth)
+			}
+		}
+	}
+	walk = func(gen v1alpha1.ApplicationSetGenerator, depth int) {
+		switch {
+		case gen.Git != nil:
+			out = append(out, gen.Git.RepoURL)
+		case gen.Matrix != nil:
+			walkNested(gen.Matrix.Generators, depth+1)
+		case gen.Merge != nil:
+			walkNested(gen.Merge.Generators, depth+1)
+		}
+	}
+	for _, gen := range spec.Generators {
+		walk(gen, 0)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}

@@ -575,3 +575,31 @@ func TestGenerateRequeueAndUnsupported(t *testing.T) {
 		})
 	}
 }
+
+func TestGitRepos(t *testing.T) {
+	tests := map[string]struct {
+		spec string
+		want []string
+	}{
+		"no git generator reads no repository": {
+			spec: `{generators: [{list: {elements: [{a: b}]}}, {clusters: {}}]}`,
+		},
+		"git generators at every nesting level are listed once each, sorted": {
+			spec: `{generators: [
+			  {git: {repoURL: https://b.example.com/r.git, directories: [{path: '*'}]}},
+			  {matrix: {generators: [
+			    {git: {repoURL: https://a.example.com/r.git, files: [{path: x.json}]}},
+			    {merge: {mergeKeys: [k], generators: [
+			      {git: {repoURL: https://c.example.com/r.git, files: [{path: y.json}]}},
+			      {git: {repoURL: https://b.example.com/r.git, files: [{path: z.json}]}}]}}]}}]}`,
+			want: []string{"https://a.example.com/r.git", "https://b.example.com/r.git", "https://c.example.com/r.git"},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, GitRepos(specOf(t, tc.spec))); diff != "" {
+				t.Errorf("repositories differ (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
