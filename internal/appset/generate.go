@@ -33,6 +33,9 @@ type Inputs struct {
 	Clusters []clusters.Cluster
 	// Git serves the git generators; nil when none is used.
 	Git GitTrees
+	// ClusterDecisions serves the clusterDecisionResource generators; nil
+	// when none is used.
+	ClusterDecisions ClusterDecisions
 }
 
 // Set is what one top-level generator produced: its parameter sets and
@@ -187,8 +190,7 @@ func (g *generator) run(gen v1alpha1.ApplicationSetGenerator, depth int, outer P
 		g.asksRequeue(gen.PullRequest.RequeueAfterSeconds, defaultAPIRequeue)
 		err = ErrUnsupported
 	case "clusterDecisionResource":
-		g.asksRequeue(gen.ClusterDecisionResource.RequeueAfterSeconds, defaultGitRequeue)
-		err = ErrUnsupported
+		params, err = g.clusterDecisions(gen.ClusterDecisionResource, outer)
 	case "plugin":
 		g.asksRequeue(gen.Plugin.RequeueAfterSeconds, defaultAPIRequeue)
 		err = ErrUnsupported

@@ -2,6 +2,7 @@ package appset
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -37,7 +38,33 @@ var testClusters = []clusters.Cluster{
 	},
 }
 
-var testInputs = Inputs{Clusters: testClusters, Git: DirTree("testdata/repo", "0123abcd")}
+var testInputs = Inputs{Clusters: testClusters, Git: DirTree("testdata/repo", "0123abcd"), ClusterDecisions: testDecisions}
+
+// testDecisions answers as Open Cluster Management's PlacementDecisions
+// would for the ConfigMap "ocm-placement"; "no-match-key" lacks matchKey.
+func testDecisions(gen *v1alpha1.DuckTypeGenerator) (DecisionResources, error) {
+	cm := map[string]string{
+		"apiVersion": "cluster.open-cluster-management.io/v1beta1", "kind": "placementdecisions",
+		"statusListKey": "decisions", "matchKey": "clusterName",
+	}
+	switch gen.ConfigMapRef {
+	case "no-match-key":
+		delete(cm, "matchKey")
+	case "ocm-placement":
+	default:
+		return DecisionResources{}, fmt.Errorf("configmaps %q not found", gen.ConfigMapRef)
+	}
+	return DecisionResources{ConfigMap: cm, Resources: []map[string]any{
+		{"status": map[string]any{"decisions": []any{
+			map[string]any{"clusterName": "staging", "reason": ""},
+			map[string]any{"clusterName": "not-registered"},
+		}}},
+		{"status": map[string]any{"decisions": []any{
+			map[string]any{"clusterName": "Prod_EU", "reason": "picked", "weight": float64(2)},
+		}}},
+		{"metadata": map[string]any{"name": "no-status-yet"}},
+	}}, nil
+}
 
 // failed checks err against wantErr (a part of the message; "" for no
 // error) and says whether the test case ends there.
@@ -488,6 +515,51 @@ generators:
 template: {metadata: {}, spec: {project: default, destination: {}}}`,
 			want: []Params{{"commitSHA": "0123abcd", "path": "cluster-config/sales", "path.basename": "sales", "path.basenameNormalized": "sales", "path[0]": "cluster-config", "path[1]": "sales"}},
 		},
+		"a cluster decision resource gives its decisions that name known clusters, with their keys and values": {
+			spec: `
+generators:
+- clusterDecisionResource:
+    configMapRef: ocm-placement
+    labelSelector: {matchLabels: {cluster.open-cluster-management.io/placement: guestbook}}
+    values: {tier: '{{reason}}-tier'}
+template: {metadata: {}, spec: {project: default, destination: {}}}`,
+			want: []Params{
+				{"name": "staging", "server": "https://staging.example.com", "clusterName": "staging", "reason": "", "values.tier": "-tier"},
+				{"name": "Prod_EU", "server": "https://prod-eu.example.com", "clusterName": "Prod_EU", "reason": "picked", "weight": "2", "values.tier": "picked-tier"},
+			},
+		},
+		"a cluster decision resource generator keeps the entries' values as they are with goTemplate": {
+			spec: `
+goTemplate: true
+generators:
+- clusterDecisionResource: {configMapRef: ocm-placement, name: guestbook}
+  selector: {matchLabels: {reason: picked}}
+template: {metadata: {}, spec: {project: default, destination: {}}}`,
+			want: []Params{
+				{"name": "Prod_EU", "server": "https://prod-eu.example.com", "clusterName": "Prod_EU", "reason": "picked", "weight": float64(2)},
+			},
+		},
+		"a cluster decision resource generator needs name or labelSelector, not both": {
+			spec: `
+generators:
+- clusterDecisionResource: {configMapRef: ocm-placement, name: a, labelSelector: {matchLabels: {a: b}}}
+template: {metadata: {}, spec: {project: default, destination: {}}}`,
+			wantErr: "needs either name or labelSelector",
+		},
+		"a cluster decision ConfigMap without matchKey is an error": {
+			spec: `
+generators:
+- clusterDecisionResource: {configMapRef: no-match-key, name: a}
+template: {metadata: {}, spec: {project: default, destination: {}}}`,
+			wantErr: "ConfigMap no-match-key has no matchKey",
+		},
+		"a cluster decision ConfigMap that cannot be read is an error naming it": {
+			spec: `
+generators:
+- clusterDecisionResource: {configMapRef: missing, name: a}
+template: {metadata: {}, spec: {project: default, destination: {}}}`,
+			wantErr: `configmaps "missing" not found`,
+		},
 		"a selector inside a matrix applies to its generator": {
 			spec: `
 generators:
@@ -552,8 +624,12 @@ func TestGenerateRequeueAndUnsupported(t *testing.T) {
 			spec:            `{generators: [{pullRequest: {github: {owner: o, repo: r}}}]}`,
 			wantUnsupported: true,
 		},
-		"a cluster decision resource generator is reported unsupported": {
-			spec:            `{generators: [{clusterDecisionResource: {configMapRef: m}}]}`,
+		"a cluster decision resource generator requeues after 3 minutes by default": {
+			spec:        `{generators: [{clusterDecisionResource: {configMapRef: ocm-placement, name: a}}]}`,
+			wantRequeue: 3 * time.Minute,
+		},
+		"a plugin generator is reported unsupported": {
+			spec:            `{generators: [{plugin: {configMapRef: {name: p}}}]}`,
 			wantUnsupported: true,
 		},
 	}
