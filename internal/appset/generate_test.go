@@ -41,7 +41,8 @@ var testClusters = []clusters.Cluster{
 var testInputs = Inputs{Clusters: testClusters, Git: DirTree("testdata/repo", "0123abcd"), ClusterDecisions: testDecisions}
 
 // testDecisions answers as Open Cluster Management's PlacementDecisions
-// would for the ConfigMap "ocm-placement"; "no-match-key" lacks matchKey.
+// would for the ConfigMap "ocm-placement"; "no-match-key" lacks matchKey,
+// "default-list-key" statusListKey.
 func testDecisions(gen *v1alpha1.DuckTypeGenerator) (DecisionResources, error) {
 	cm := map[string]string{
 		"apiVersion": "cluster.open-cluster-management.io/v1beta1", "kind": "placementdecisions",
@@ -50,6 +51,14 @@ func testDecisions(gen *v1alpha1.DuckTypeGenerator) (DecisionResources, error) {
 	switch gen.ConfigMapRef {
 	case "no-match-key":
 		delete(cm, "matchKey")
+	case "default-list-key":
+		delete(cm, "statusListKey")
+		return DecisionResources{ConfigMap: cm, Resources: []map[string]any{
+			{"status": map[string]any{
+				"decisions": []any{map[string]any{"clusterName": "staging"}},
+				"clusters":  []any{map[string]any{"clusterName": "Prod_EU"}},
+			}},
+		}}, nil
 	case "ocm-placement":
 	default:
 		return DecisionResources{}, fmt.Errorf("configmaps %q not found", gen.ConfigMapRef)
@@ -538,6 +547,13 @@ template: {metadata: {}, spec: {project: default, destination: {}}}`,
 			want: []Params{
 				{"name": "Prod_EU", "server": "https://prod-eu.example.com", "clusterName": "Prod_EU", "reason": "picked", "weight": float64(2)},
 			},
+		},
+		"a cluster decision ConfigMap without statusListKey reads status.clusters": {
+			spec: `
+generators:
+- clusterDecisionResource: {configMapRef: default-list-key, name: a}
+template: {metadata: {}, spec: {project: default, destination: {}}}`,
+			want: []Params{{"name": "Prod_EU", "server": "https://prod-eu.example.com", "clusterName": "Prod_EU"}},
 		},
 		"a cluster decision resource generator needs name or labelSelector, not both": {
 			spec: `
