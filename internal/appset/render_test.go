@@ -236,6 +236,23 @@ templatePatch: |
 - metadata: {name: app-a, namespace: "", labels: null, annotations: {}, finalizers: [resources-finalizer.argocd.argoproj.io]}
   spec: {project: default, sources: [{repoURL: r-a}], destination: {name: in-cluster}}`,
 		},
+		"a templatePatch that gives a field the wrong type is an error naming the app": {
+			spec: `
+generators:
+- list: {elements: [{id: a}]}
+template: {metadata: {name: 'app-{{id}}'}, spec: {project: default, source: {repoURL: r}, destination: {name: in-cluster}}}
+templatePatch: |
+  spec: {revisionHistoryLimit: many}`,
+			wantErr: `application "app-a": templatePatch:`,
+		},
+		"a templatePatch that is not YAML is an error naming the app": {
+			spec: `
+generators:
+- list: {elements: [{id: a}]}
+template: {metadata: {name: 'app-{{id}}'}, spec: {project: default, source: {repoURL: r}, destination: {name: in-cluster}}}
+templatePatch: "spec: [unclosed"`,
+			wantErr: `application "app-a": templatePatch: reading the rendered patch`,
+		},
 		"two Applications with one name are an error naming it": {
 			spec: `
 generators:
