@@ -616,53 +616,61 @@ template: {metadata: {}, spec: {project: default, destination: {}}}`,
 	}
 }
 
-func TestGenerateRequeueAndUnsupported(t *testing.T) {
+func TestRequeueAfter(t *testing.T) {
 	tests := map[string]struct {
-		spec            string
-		wantRequeue     time.Duration
-		wantUnsupported bool
+		spec string
+		want time.Duration
 	}{
 		"a list asks for no requeue": {
-			spec:        `{generators: [{list: {elements: [{a: b}]}}]}`,
-			wantRequeue: 0,
+			spec: `{generators: [{list: {elements: [{a: b}]}}]}`,
+			want: 0,
 		},
 		"a git generator requeues after 3 minutes by default": {
-			spec:        `{generators: [{git: {repoURL: r, directories: [{path: '*'}]}}]}`,
-			wantRequeue: 3 * time.Minute,
+			spec: `{generators: [{git: {repoURL: r, directories: [{path: '*'}]}}]}`,
+			want: 3 * time.Minute,
+		},
+		"a cluster decision resource generator requeues after 3 minutes by default": {
+			spec: `{generators: [{clusterDecisionResource: {configMapRef: ocm-placement, name: a}}]}`,
+			want: 3 * time.Minute,
+		},
+		"an unsupported generator still asks for its default": {
+			spec: `{generators: [{list: {elements: [{a: b}]}}, {pullRequest: {github: {owner: o, repo: r}}}]}`,
+			want: 30 * time.Minute,
 		},
 		"the least requeueAfterSeconds of nested generators wins": {
 			spec: `{generators: [{matrix: {generators: [
 			  {git: {repoURL: r, directories: [{path: '*'}], requeueAfterSeconds: 45}},
-			  {list: {elements: [{a: b}]}}]}}]}`,
-			wantRequeue: 45 * time.Second,
+			  {merge: {mergeKeys: [a], generators: [
+			    {list: {elements: [{a: b}]}},
+			    {git: {repoURL: r, files: [{path: x}], requeueAfterSeconds: 20}}]}}]}}]}`,
+			want: 20 * time.Second,
 		},
-		"a pull request generator is reported unsupported": {
-			spec:            `{generators: [{pullRequest: {github: {owner: o, repo: r}}}]}`,
-			wantUnsupported: true,
-		},
-		"a cluster decision resource generator requeues after 3 minutes by default": {
-			spec:        `{generators: [{clusterDecisionResource: {configMapRef: ocm-placement, name: a}}]}`,
-			wantRequeue: 3 * time.Minute,
-		},
-		"a plugin generator is reported unsupported": {
-			spec:            `{generators: [{plugin: {configMapRef: {name: p}}}]}`,
-			wantUnsupported: true,
+		"requeueAfterSeconds 0 asks for none": {
+			spec: `{generators: [{git: {repoURL: r, directories: [{path: '*'}], requeueAfterSeconds: 0}}]}`,
+			want: 0,
 		},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			res, err := Generate(specOf(t, tc.spec), testInputs)
-			if got := errors.Is(err, ErrUnsupported); got != tc.wantUnsupported {
-				t.Fatalf("error %v, unsupported %v, want %v", err, got, tc.wantUnsupported)
+			if got := RequeueAfter(specOf(t, tc.spec)); got != tc.want {
+				t.Errorf("requeue after %v, want %v", got, tc.want)
 			}
-			if tc.wantUnsupported {
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if res.RequeueAfter != tc.wantRequeue {
-				t.Errorf("requeue after %v, want %v", res.RequeueAfter, tc.wantRequeue)
+		})
+	}
+}
+
+func TestUnsupportedGenerators(t *testing.T) {
+	tests := map[string]string{
+		"a pull request generator is reported unsupported":  `{generators: [{pullRequest: {github: {owner: o, repo: r}}}]}`,
+		"an SCM provider generator is reported unsupported": `{generators: [{scmProvider: {github: {organization: o}}}]}`,
+		"a plugin generator is reported unsupported":        `{generators: [{plugin: {configMapRef: {name: p}}}]}`,
+		"an unsupported generator inside a matrix is reported unsupported": `{generators: [{matrix: {generators: [
+		  {list: {elements: [{a: b}]}}, {plugin: {configMapRef: {name: p}}}]}}]}`,
+	}
+	for name, spec := range tests {
+		t.Run(name, func(t *testing.T) {
+			if _, err := Generate(specOf(t, spec), testInputs); !errors.Is(err, ErrUnsupported) {
+				t.Errorf("error %v, want ErrUnsupported", err)
 			}
 		})
 	}

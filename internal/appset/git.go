@@ -24,7 +24,6 @@ func DirTree(dir, sha string) GitTrees {
 // git gives one set per matching directory or, when no directories are
 // given, one per object of the matching files.
 func (g *generator) git(gg *v1alpha1.GitGenerator, outer Params) ([]Params, error) {
-	g.asksRequeue(gg.RequeueAfterSeconds, defaultGitRequeue)
 	if g.in.Git == nil {
 		return nil, errors.New("no git repositories are available")
 	}
