@@ -253,6 +253,15 @@ template: {metadata: {name: 'app-{{id}}'}, spec: {project: default, source: {rep
 templatePatch: "spec: [unclosed"`,
 			wantErr: `application "app-a": templatePatch: reading the rendered patch`,
 		},
+		"a template that fails for one set is an error naming the app": {
+			spec: `
+goTemplate: true
+goTemplateOptions: [missingkey=error]
+generators:
+- list: {elements: [{id: a, path: x}, {id: b}]}
+template: {metadata: {name: 'app-{{.id}}'}, spec: {project: default, source: {repoURL: r, path: '{{.path}}'}, destination: {name: in-cluster}}}`,
+			wantErr: `application "app-b": executing template "{{.path}}"`,
+		},
 		"two Applications with one name are an error naming it": {
 			spec: `
 generators:
