@@ -85,6 +85,31 @@ func generate(spec *v1alpha1.ApplicationSetSpec, in Inputs, opts Options) (Resul
 type generator struct {
 	opts Options
 	in   Inputs
+	// trees holds what in.Git gave, by repository and revision: a matrix
+	// runs its second generator once per set of the first.
+	trees map[[2]string]checkout
+}
+
+// checkout is one answer of Inputs.Git.
+type checkout struct {
+	fs  fs.FS
+	sha string
+	err error
+}
+
+// tree reads a repository at a revision once per generate call.
+func (g *generator) tree(repoURL, revision string) (fs.FS, string, error) {
+	key := [2]string{repoURL, revision}
+	if t, ok := g.trees[key]; ok {
+		return t.fs, t.sha, t.err
+	}
+	var t checkout
+	t.fs, t.sha, t.err = g.in.Git(repoURL, revision)
+	if g.trees == nil {
+		g.trees = map[[2]string]checkout{}
+	}
+	g.trees[key] = t
+	return t.fs, t.sha, t.err
 }
 
 // kindsOf names the kinds gen sets; one is expected.

@@ -3,6 +3,8 @@ package appset
 import (
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -701,5 +703,33 @@ func TestGitRepos(t *testing.T) {
 				t.Errorf("repositories differ (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// A matrix runs its second generator once per set of the first; the
+// repository is read once.
+func TestGitTreeReadOncePerGenerate(t *testing.T) {
+	calls := 0
+	in := testInputs
+	in.Git = func(repoURL, revision string) (fs.FS, string, error) {
+		calls++
+		return os.DirFS("testdata/repo"), "0123abcd", nil
+	}
+	spec := specOf(t, `
+generators:
+- matrix:
+    generators:
+    - list: {elements: [{a: '1'}, {a: '2'}, {a: '3'}]}
+    - git: {repoURL: r, revision: HEAD, directories: [{path: 'cluster-addons/*'}]}
+template: {metadata: {}, spec: {project: default, destination: {}}}`)
+	res, err := Generate(spec, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(params(res)); n != 9 {
+		t.Errorf("%d parameter sets, want 3 × 3", n)
+	}
+	if calls != 1 {
+		t.Errorf("the repository was read %d times, want once", calls)
 	}
 }

@@ -30,7 +30,7 @@ func (g *generator) git(gg *v1alpha1.GitGenerator, outer Params) ([]Params, erro
 	if len(gg.Directories) == 0 && len(gg.Files) == 0 {
 		return nil, errors.New("a git generator needs directories or files")
 	}
-	tree, sha, err := g.in.Git(gg.RepoURL, gg.Revision)
+	tree, sha, err := g.tree(gg.RepoURL, gg.Revision)
 	if err != nil {
 		return nil, fmt.Errorf("reading %s at %q: %w", gg.RepoURL, gg.Revision, err)
 	}
