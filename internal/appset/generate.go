@@ -22,8 +22,10 @@ import (
 var ErrUnsupported = errors.New("generator not supported")
 
 // GitTrees gives the files of a repository at a revision (a branch, tag,
-// commit or HEAD; "" is HEAD) and the commit SHA it resolved to. The
-// controller fetches and checks out; DirTree serves a directory.
+// commit or HEAD; "" is HEAD) and the commit SHA it resolved to, as
+// reposerver's Tree does. It is asked once per repository and revision
+// in a Generate or Applications call, so the caller can release the
+// checkouts after it. DirTree serves a directory.
 type GitTrees func(repoURL, revision string) (tree fs.FS, sha string, err error)
 
 // Inputs are the data the generators read.
