@@ -128,17 +128,17 @@ func (a *api) do(method string, u *url.URL, out any) (next *url.URL, err error) 
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
 	if err != nil {
-		return nil, fmt.Errorf("%s: %s %s: reading the answer: %s", a.name, method, u.Path, a.mask(err.Error()))
+		return nil, fmt.Errorf("%s: %s %s: reading the answer: %s", a.name, method, u.EscapedPath(), a.mask(err.Error()))
 	}
 	if len(body) > maxBody {
-		return nil, fmt.Errorf("%s: %s %s: the answer is over %d MiB", a.name, method, u.Path, maxBody>>20)
+		return nil, fmt.Errorf("%s: %s %s: the answer is over %d MiB", a.name, method, u.EscapedPath(), maxBody>>20)
 	}
 	if err := a.status(resp, method, u, body); err != nil {
 		return nil, err
 	}
 	if out != nil {
 		if err := json.Unmarshal(body, out); err != nil {
-			return nil, fmt.Errorf("%s: GET %s: the answer is not the JSON expected: %w", a.name, u.Path, err)
+			return nil, fmt.Errorf("%s: GET %s: the answer is not the JSON expected: %w", a.name, u.EscapedPath(), err)
 		}
 	}
 	return a.nextPage(resp, u)
@@ -150,7 +150,7 @@ func (a *api) status(resp *http.Response, method string, u *url.URL, body []byte
 	if resp.StatusCode/100 == 2 {
 		return nil
 	}
-	where := fmt.Sprintf("%s: %s %s: %s", a.name, method, u.Path, resp.Status)
+	where := fmt.Sprintf("%s: %s %s: %s", a.name, method, u.EscapedPath(), resp.Status)
 	switch {
 	case resp.StatusCode == http.StatusNotFound:
 		return fmt.Errorf("%s: %w", where, errNotFound)
@@ -224,16 +224,16 @@ func (a *api) nextPage(resp *http.Response, u *url.URL) (*url.URL, error) {
 	if m := linkNext.FindStringSubmatch(resp.Header.Get("Link")); m != nil {
 		next, err := u.Parse(m[1])
 		if err != nil {
-			return nil, fmt.Errorf("%s: GET %s: the next page's link %q: %w", a.name, u.Path, m[1], err)
+			return nil, fmt.Errorf("%s: GET %s: the next page's link %q: %w", a.name, u.EscapedPath(), m[1], err)
 		}
 		if next.Scheme != a.base.Scheme || next.Host != a.base.Host {
-			return nil, fmt.Errorf("%s: GET %s: the next page is on %s://%s, not followed so that the token stays with %s", a.name, u.Path, next.Scheme, next.Host, a.base.Host)
+			return nil, fmt.Errorf("%s: GET %s: the next page is on %s://%s, not followed so that the token stays with %s", a.name, u.EscapedPath(), next.Scheme, next.Host, a.base.Host)
 		}
 		return next, nil
 	}
 	if page := resp.Header.Get("X-Next-Page"); page != "" {
 		if _, err := strconv.Atoi(page); err != nil {
-			return nil, fmt.Errorf("%s: GET %s: X-Next-Page %q is not a number", a.name, u.Path, page)
+			return nil, fmt.Errorf("%s: GET %s: X-Next-Page %q is not a number", a.name, u.EscapedPath(), page)
 		}
 		next := *u
 		q := next.Query()
@@ -273,7 +273,7 @@ func list[T any](a *api, path string, query url.Values) ([]T, error) {
 		}
 		u = next
 	}
-	return nil, fmt.Errorf("%s: GET %s: more than %d pages", a.name, a.url(path, nil).Path, maxPages)
+	return nil, fmt.Errorf("%s: GET %s: more than %d pages", a.name, a.url(path, nil).EscapedPath(), maxPages)
 }
 
 // esc escapes one path segment; GitLab's IDs of the form "group/project"
