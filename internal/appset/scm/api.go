@@ -276,6 +276,29 @@ func list[T any](a *api, path string, query url.Values) ([]T, error) {
 	return nil, fmt.Errorf("%s: GET %s: more than %d pages", a.name, a.url(path, nil).EscapedPath(), maxPages)
 }
 
+// branchesOf reads a repository's default branch at base/{name}, or lists
+// base when all; a 404 (an empty repository) or no default branch gives
+// none.
+func branchesOf[T any](a *api, base, defaultBranch string, all bool) ([]T, error) {
+	var branches []T
+	var err error
+	switch {
+	case all:
+		branches, err = list[T](a, base, nil)
+	case defaultBranch != "":
+		var b T
+		_, err = a.get(a.url(base+"/"+esc(defaultBranch), nil), &b)
+		branches = []T{b}
+	}
+	switch {
+	case errors.Is(err, errNotFound):
+		return nil, nil
+	case err != nil:
+		return nil, err
+	}
+	return branches, nil
+}
+
 // esc escapes one path segment; GitLab's IDs of the form "group/project"
 // become one segment too.
 func esc(s string) string { return url.PathEscape(s) }

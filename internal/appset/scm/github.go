@@ -79,28 +79,13 @@ func (g github) Repos() ([]appset.Repo, error) {
 // /repos/{o}/{r}/branches; a repository without branches has none.
 func (g github) Branches(repo appset.Repo) ([]appset.Repo, error) {
 	base := "repos/" + esc(repo.Organization) + "/" + esc(repo.Repository) + "/branches"
-	var branches []githubBranch
-	var err error
-	switch {
-	case g.allBranches:
-		branches, err = list[githubBranch](g.api, base, nil)
-	case repo.Branch != "":
-		var b githubBranch
-		_, err = g.api.get(g.api.url(base+"/"+esc(repo.Branch), nil), &b)
-		branches = []githubBranch{b}
-	}
-	if errors.Is(err, errNotFound) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
+	branches, err := branchesOf[githubBranch](g.api, base, repo.Branch, g.allBranches)
 	out := make([]appset.Repo, len(branches))
 	for i, b := range branches {
 		out[i] = repo
 		out[i].Branch, out[i].SHA = b.Name, b.Commit.SHA
 	}
-	return out, nil
+	return out, err
 }
 
 // HasPath reads GET /repos/{o}/{r}/contents/{path}?ref={branch}: a file or

@@ -83,28 +83,13 @@ func (g gitlab) Repos() ([]appset.Repo, error) {
 // lists /projects/{id}/repository/branches; an empty project has none.
 func (g gitlab) Branches(repo appset.Repo) ([]appset.Repo, error) {
 	base := "projects/" + esc(repo.ID) + "/repository/branches"
-	var branches []gitlabBranch
-	var err error
-	switch {
-	case g.gen.AllBranches:
-		branches, err = list[gitlabBranch](g.api, base, nil)
-	case repo.Branch != "":
-		var b gitlabBranch
-		_, err = g.api.get(g.api.url(base+"/"+esc(repo.Branch), nil), &b)
-		branches = []gitlabBranch{b}
-	}
-	if errors.Is(err, errNotFound) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
+	branches, err := branchesOf[gitlabBranch](g.api, base, repo.Branch, g.gen.AllBranches)
 	out := make([]appset.Repo, len(branches))
 	for i, b := range branches {
 		out[i] = repo
 		out[i].Branch, out[i].SHA = b.Name, b.Commit.ID
 	}
-	return out, nil
+	return out, err
 }
 
 // HasPath asks HEAD /projects/{id}/repository/files/{path}?ref={branch}
