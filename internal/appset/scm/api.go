@@ -41,6 +41,17 @@ type Client struct {
 	Timeout time.Duration
 }
 
+// The transports every generation shares, so that connections are reused
+// rather than left idle per call.
+var (
+	secureTransport   = http.DefaultTransport.(*http.Transport).Clone()
+	insecureTransport = func() *http.Transport {
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		t.TLSClientConfig = &tls.Config{InsecureSkipVerify: true} //nolint:gosec // the generator's insecure: true asks for it
+		return t
+	}()
+)
+
 // errNotFound is a 404, which some calls read as "none".
 var errNotFound = errors.New("not found")
 
@@ -76,9 +87,9 @@ func (c Client) newAPI(ctx context.Context, name, base string, ref *v1alpha1.Sec
 		a.token = strings.TrimSpace(token)
 		a.tokenFrom = fmt.Sprintf("Secret %s key %s", ref.SecretName, ref.Key)
 	}
-	transport := http.DefaultTransport.(*http.Transport).Clone()
+	transport := secureTransport
 	if insecure {
-		transport.TLSClientConfig = &tls.Config{InsecureSkipVerify: true} //nolint:gosec // the generator's insecure: true asks for it
+		transport = insecureTransport
 	}
 	timeout := c.Timeout
 	if timeout == 0 {
