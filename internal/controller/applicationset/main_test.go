@@ -129,6 +129,15 @@ func elements(t *testing.T, set *v1alpha1.ApplicationSet, elems ...string) {
 	}
 }
 
+// createSet creates set and waits for its n apps, which it returns.
+func createSet(t *testing.T, c client.Client, set *v1alpha1.ApplicationSet, n int) map[string]v1alpha1.Application {
+	t.Helper()
+	if err := c.Create(context.Background(), set); err != nil {
+		t.Fatal(err)
+	}
+	return waitApps(t, c, set.Namespace, fmt.Sprintf("%d apps", n), func(a map[string]v1alpha1.Application) bool { return len(a) == n })
+}
+
 // waitSet reads the set every 200 ms until cond holds (up to 60 s).
 func waitSet(t *testing.T, c client.Client, set *v1alpha1.ApplicationSet, what string, cond func(*v1alpha1.ApplicationSet) bool) *v1alpha1.ApplicationSet {
 	t.Helper()

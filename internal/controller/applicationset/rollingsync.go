@@ -176,8 +176,12 @@ func advance(app *v1alpha1.Application, prev *v1alpha1.ApplicationSetApplication
 	moveTo := func(status, msg string) {
 		st.Status, st.Message, st.LastTransitionTime = status, msg, &now
 	}
-	outdated := app.Status.Sync.Status == v1alpha1.SyncStatusCodeOutOfSync || !slices.Equal(st.TargetRevisions, revisions)
-	if outdated && st.Status != statusWaiting && st.Status != statusPending {
+	// New revisions restart an app's progress, a Pending one's too (its
+	// sync may have failed); other changes that of a synced one.
+	switch {
+	case !slices.Equal(st.TargetRevisions, revisions):
+		moveTo(statusWaiting, msgPendingChanges)
+	case app.Status.Sync.Status == v1alpha1.SyncStatusCodeOutOfSync && st.Status != statusWaiting && st.Status != statusPending:
 		moveTo(statusWaiting, msgPendingChanges)
 	}
 	st.TargetRevisions = revisions

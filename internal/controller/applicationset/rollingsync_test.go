@@ -82,6 +82,12 @@ func TestProgress(t *testing.T) {
 				{name: "p", env: "prod", sync: outOfSync, health: missing}},
 			want: map[string]string{"d": statusPending, "p": statusWaiting}, wantRollout: "ApplicationSet is performing rollout of step 1",
 		},
+		"a Pending app whose sync failed syncs again at new revisions": {
+			steps: twoSteps, prev: []v1alpha1.ApplicationSetApplicationStatus{{Application: "d", Status: statusPending,
+				LastTransitionTime: &metav1.Time{Time: t0}, TargetRevisions: []string{"r0"}}},
+			apps: []rsApp{{name: "d", env: "dev", sync: outOfSync, health: missing, phase: v1alpha1.OperationFailed, started: t0.Add(time.Second)}},
+			want: map[string]string{"d": statusPending}, wantSyncs: []string{"d"},
+		},
 		"the second step syncs once the first is Healthy": {
 			steps: twoSteps, prev: []v1alpha1.ApplicationSetApplicationStatus{was("d", statusProgressing), was("p", statusWaiting)},
 			apps: []rsApp{{name: "d", env: "dev", sync: synced, health: healthy, phase: v1alpha1.OperationSucceeded, started: t0.Add(time.Second)},

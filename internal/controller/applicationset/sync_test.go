@@ -2,6 +2,7 @@ package applicationset
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -25,10 +26,7 @@ func TestCreateUpdateDelete(t *testing.T) {
 	set := readSet(t, "list.yaml", ns)
 	set.Spec.PreservedFields = &v1alpha1.ApplicationPreservedFields{Annotations: []string{"owner"}}
 	set.Spec.IgnoreApplicationDifferences = []v1alpha1.ApplicationSetResourceIgnoreDifferences{{JSONPointers: []string{"/spec/destination/namespace"}}}
-	if err := c.Create(ctx, set); err != nil {
-		t.Fatal(err)
-	}
-	apps := waitApps(t, c, ns, "two apps", func(a map[string]v1alpha1.Application) bool { return len(a) == 2 })
+	apps := createSet(t, c, set, 2)
 	one := apps["one"]
 	if ref := metav1.GetControllerOf(&one); ref == nil || ref.Kind != "ApplicationSet" || ref.Name != set.Name || ref.UID != set.UID {
 		t.Errorf("app one's controller %+v, want the set", ref)
@@ -91,24 +89,20 @@ func TestPolicies(t *testing.T) {
 		"the server's create-only wins over the set's": {set: ptr.To(v1alpha1.ApplicationsSyncPolicySync), server: createOnly},
 	} {
 		t.Run(name, func(t *testing.T) {
-			ctx := context.Background()
 			ns := cluster.Namespace(t)
 			c := startController(t, ns, func(r *Reconciler) { r.Policy, r.PolicyOverride = tc.server, tc.override })
 			set := readSet(t, "list.yaml", ns)
 			set.Spec.SyncPolicy = &v1alpha1.ApplicationSetSyncPolicy{ApplicationsSync: tc.set}
-			if err := c.Create(ctx, set); err != nil {
-				t.Fatal(err)
-			}
-			waitApps(t, c, ns, "two apps", func(a map[string]v1alpha1.Application) bool { return len(a) == 2 })
+			createSet(t, c, set, 2)
+			// two leaves, three comes, and the template changes; the status
+			// naming three is written once that pass made its changes.
 			update(t, c, set, func(s *v1alpha1.ApplicationSet) {
-				elements(t, s, "name: one")
+				elements(t, s, "name: one", "name: three")
 				s.Spec.Template.Spec.Source.TargetRevision = "v2"
 			})
 			waitSet(t, c, set, "the change handled", func(s *v1alpha1.ApplicationSet) bool {
-				return upToDate(s) && s.Status.ResourcesCount == map[bool]int64{true: 1, false: 2}[tc.wantDeleted]
+				return upToDate(s) && slices.ContainsFunc(s.Status.Resources, func(r v1alpha1.ResourceStatus) bool { return r.Name == "three" })
 			})
-			// A second look, a pass later, finds the same.
-			time.Sleep(time.Second)
 			apps := waitApps(t, c, ns, "apps read", func(map[string]v1alpha1.Application) bool { return true })
 			if got := deleted(apps, "two"); got != tc.wantDeleted {
 				t.Errorf("app two deleted %v, want %v", got, tc.wantDeleted)
@@ -123,14 +117,10 @@ func TestPolicies(t *testing.T) {
 // A template that renders an invalid app or repeats a name, and a failing
 // generator, set ErrorOccurred with the reason and change no app.
 func TestInvalidOutputChangesNothing(t *testing.T) {
-	ctx := context.Background()
 	ns := cluster.Namespace(t)
 	c := startController(t, ns)
 	set := readSet(t, "list.yaml", ns)
-	if err := c.Create(ctx, set); err != nil {
-		t.Fatal(err)
-	}
-	waitApps(t, c, ns, "two apps", func(a map[string]v1alpha1.Application) bool { return len(a) == 2 })
+	createSet(t, c, set, 2)
 	for name, tc := range map[string]struct {
 		elems      []string
 		reason     string
@@ -217,10 +207,7 @@ func TestDeletingTheSet(t *testing.T) {
 	ns := cluster.Namespace(t)
 	c := startController(t, ns)
 	set := readSet(t, "list.yaml", ns)
-	if err := c.Create(ctx, set); err != nil {
-		t.Fatal(err)
-	}
-	waitApps(t, c, ns, "two apps", func(a map[string]v1alpha1.Application) bool { return len(a) == 2 })
+	createSet(t, c, set, 2)
 	// The apps' resources finalizer would wait for an Application
 	// controller, which this test does not run.
 	for _, name := range []string{"one", "two"} {
@@ -247,10 +234,7 @@ func TestDeletingTheSet(t *testing.T) {
 	kept.Name = "kept"
 	kept.Finalizers = []string{v1alpha1.FinalizerResources}
 	kept.Spec.SyncPolicy = &v1alpha1.ApplicationSetSyncPolicy{PreserveResourcesOnDeletion: true, ApplicationsSync: ptr.To(v1alpha1.ApplicationsSyncPolicyCreateOnly)}
-	if err := c.Create(ctx, kept); err != nil {
-		t.Fatal(err)
-	}
-	waitApps(t, c, ns, "two apps", func(a map[string]v1alpha1.Application) bool { return len(a) == 2 })
+	createSet(t, c, kept, 2)
 	if err := c.Delete(ctx, kept); err != nil {
 		t.Fatal(err)
 	}
