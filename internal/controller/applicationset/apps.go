@@ -34,8 +34,9 @@ type planned struct {
 // does before comparing them with the cluster's: the set's namespace when
 // none is named, the default project, HEAD for an empty targetRevision
 // (argoutil.NormalizeApplicationSpec, so that the two controllers do not
-// fight), the resources finalizer unless preserveResourcesOnDeletion (then
-// none, so that deleting the app leaves its resources), and under a
+// fight), the resources finalizer when the template names no finalizer,
+// unless preserveResourcesOnDeletion (then none, so that deleting the app
+// leaves its resources; the template's renderer adds it the same way), and under a
 // RollingSync no automated sync: the set starts the syncs, step by step.
 func prepare(set *v1alpha1.ApplicationSet, generated []v1alpha1.Application) []planned {
 	preserve := set.Spec.SyncPolicy != nil && set.Spec.SyncPolicy.PreserveResourcesOnDeletion
@@ -70,19 +71,20 @@ func cmpOr(s, def string) string {
 	return s
 }
 
-// withResourcesFinalizer returns finalizers with a resources finalizer
-// (the foreground one when none is there) when want, else without any.
+// withResourcesFinalizer returns finalizers with the resources finalizer
+// when want and the template names no finalizer (Argo CD's rule: a
+// template's own finalizers are taken as they are), and without any
+// resources finalizer when not want.
 func withResourcesFinalizer(finalizers []string, want bool) []string {
-	isResources := func(f string) bool {
-		return f == v1alpha1.FinalizerResources || f == v1alpha1.FinalizerResourcesBackground
-	}
 	if !want {
-		return slices.DeleteFunc(slices.Clone(finalizers), isResources)
+		return slices.DeleteFunc(slices.Clone(finalizers), func(f string) bool {
+			return f == v1alpha1.FinalizerResources || f == v1alpha1.FinalizerResourcesBackground
+		})
 	}
-	if slices.ContainsFunc(finalizers, isResources) {
-		return finalizers
+	if len(finalizers) == 0 {
+		return []string{v1alpha1.FinalizerResources}
 	}
-	return append(slices.Clone(finalizers), v1alpha1.FinalizerResources)
+	return finalizers
 }
 
 // isZeroJSON reports whether v serialises as an empty object.

@@ -14,12 +14,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -35,6 +37,10 @@ import (
 
 // ownerIndex indexes Applications by the ApplicationSet that controls them.
 const ownerIndex = ".metadata.controller"
+
+// annotationRefresh asks for a pass at once (a webhook's push, `skiff
+// appset` refresh); the controller removes it after the pass, as Argo CD's.
+const annotationRefresh = "argocd.argoproj.io/application-set-refresh"
 
 // retryWait is how soon a pass that met a write race (an app created or
 // changed meanwhile) is tried again.
@@ -129,6 +135,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if !equalJSON(orig.Status, set.Status) {
 		if err := r.Client.Status().Patch(ctx, set, client.MergeFrom(orig)); err != nil {
 			return ctrl.Result{}, client.IgnoreNotFound(err)
+		}
+	}
+	if _, ok := set.Annotations[annotationRefresh]; ok {
+		patch := client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"annotations":{"`+annotationRefresh+`":null}}}`))
+		if err := r.Client.Patch(ctx, set, patch); client.IgnoreNotFound(err) != nil {
+			return ctrl.Result{}, fmt.Errorf("removing the refresh annotation of ApplicationSet %s: %w", set.Name, err)
 		}
 	}
 	return ctrl.Result{RequeueAfter: res.requeue}, nil
@@ -400,8 +412,22 @@ type setChanged struct{ predicate.Funcs }
 func (setChanged) Update(e event.UpdateEvent) bool {
 	o, n := e.ObjectOld, e.ObjectNew
 	return o.GetGeneration() != n.GetGeneration() || !equalJSON(o.GetLabels(), n.GetLabels()) ||
-		!equalJSON(o.GetAnnotations(), n.GetAnnotations()) || !equalJSON(o.GetFinalizers(), n.GetFinalizers()) ||
-		!o.GetDeletionTimestamp().Equal(n.GetDeletionTimestamp())
+		!equalJSON(withoutRefresh(o.GetAnnotations()), withoutRefresh(n.GetAnnotations())) || refreshAsked(n) && !refreshAsked(o) ||
+		!equalJSON(o.GetFinalizers(), n.GetFinalizers()) || !o.GetDeletionTimestamp().Equal(n.GetDeletionTimestamp())
+}
+
+// withoutRefresh is annotations but the refresh one: its removal, the
+// controller's own, asks for nothing.
+func withoutRefresh(annotations map[string]string) map[string]string {
+	out := maps.Clone(annotations)
+	delete(out, annotationRefresh)
+	return out
+}
+
+// refreshAsked reports whether set carries the refresh annotation.
+func refreshAsked(set client.Object) bool {
+	_, ok := set.GetAnnotations()[annotationRefresh]
+	return ok
 }
 
 // appChanged lets through the changes of a set's Application a pass acts

@@ -61,6 +61,17 @@ func TestCreateUpdateDelete(t *testing.T) {
 	update(t, c, set, func(s *v1alpha1.ApplicationSet) { elements(t, s, "name: one") })
 	waitApps(t, c, ns, "app two deleted", func(a map[string]v1alpha1.Application) bool { return deleted(a, "two") && !deleted(a, "one") })
 	waitSet(t, c, set, "one resource", func(s *v1alpha1.ApplicationSet) bool { return s.Status.ResourcesCount == 1 })
+
+	// A refresh asked (a webhook's, the CLI's) is a pass, and the
+	// annotation goes.
+	update(t, c, set, func(s *v1alpha1.ApplicationSet) {
+		s.Annotations = map[string]string{annotationRefresh: "true"}
+		elements(t, s, "name: one", "name: two")
+	})
+	waitSet(t, c, set, "the refresh annotation removed", func(s *v1alpha1.ApplicationSet) bool {
+		_, asked := s.Annotations[annotationRefresh]
+		return !asked && s.Status.ResourcesCount == 2
+	})
 }
 
 // deleted reports whether the app called name is gone or going (its
