@@ -23,11 +23,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
@@ -96,7 +98,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	err = ctrl.NewControllerManagedBy(mgr).
 		Named("applicationset").
 		For(&v1alpha1.ApplicationSet{}, builder.WithPredicates(inNamespace, setChanged{})).
-		Owns(&v1alpha1.Application{}, builder.WithPredicates(inNamespace, appChanged{})).
+		Watches(&v1alpha1.Application{}, r.appEvents()).
 		WithOptions(controller.Options{MaxConcurrentReconciles: cmp.Or(r.Workers, 5)}).
 		Complete(r)
 	if err != nil {
@@ -430,24 +432,60 @@ func refreshAsked(set client.Object) bool {
 	return ok
 }
 
-// appChanged lets through the changes of a set's Application a pass acts
-// on (Argo CD's shouldRequeueApplicationSet): what the set owns of it
-// (spec, labels, annotations, finalizers), and its sync, health and
-// operation, which status.resources and a RollingSync follow. The
+// statusCoalescing is how long a pass that an app's status change asks
+// for waits: while hundreds of a set's apps sync, their changes within it
+// cost one pass, not one each.
+const statusCoalescing = time.Second
+
+// appEvents queues the set that controls an Application of Namespace
+// (Argo CD's shouldRequeueApplicationSet): at once when what the set owns
+// of it changed (spec, labels, annotations, finalizers, owners) or it was
+// deleted, statusCoalescing later when its sync, revisions, health or
+// operation moved (status.resources and a RollingSync follow them). The
 // creation of an app is the set's own doing.
-type appChanged struct{ predicate.Funcs }
-
-func (appChanged) Create(event.CreateEvent) bool { return false }
-
-func (appChanged) Update(e event.UpdateEvent) bool {
-	o, ok1 := e.ObjectOld.(*v1alpha1.Application)
-	n, ok2 := e.ObjectNew.(*v1alpha1.Application)
-	if !ok1 || !ok2 {
-		return true
+func (r *Reconciler) appEvents() handler.TypedEventHandler[client.Object, ctrl.Request] {
+	enqueue := func(app client.Object, q workqueue.TypedRateLimitingInterface[ctrl.Request], delay time.Duration) {
+		a, ok := app.(*v1alpha1.Application)
+		if !ok || a.Namespace != r.Namespace || controllerSet(a) == "" {
+			return
+		}
+		req := ctrl.Request{NamespacedName: client.ObjectKey{Namespace: a.Namespace, Name: controllerSet(a)}}
+		if delay == 0 {
+			q.Add(req)
+			return
+		}
+		q.AddAfter(req, delay)
 	}
+	return handler.Funcs{
+		UpdateFunc: func(_ context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[ctrl.Request]) {
+			o, ok1 := e.ObjectOld.(*v1alpha1.Application)
+			n, ok2 := e.ObjectNew.(*v1alpha1.Application)
+			switch {
+			case !ok1 || !ok2:
+			case ownedFieldsChanged(o, n):
+				enqueue(o, q, 0) // the set that owned it, should it have let it go
+				enqueue(n, q, 0)
+			case progressChanged(o, n):
+				enqueue(n, q, statusCoalescing)
+			}
+		},
+		DeleteFunc: func(_ context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[ctrl.Request]) {
+			enqueue(e.Object, q, 0)
+		},
+	}
+}
+
+// ownedFieldsChanged reports whether what a set owns of an app changed.
+func ownedFieldsChanged(o, n *v1alpha1.Application) bool {
 	return !equalJSON(o.Spec, n.Spec) || !equalJSON(o.Labels, n.Labels) || !equalJSON(o.Annotations, n.Annotations) ||
 		!equalJSON(o.Finalizers, n.Finalizers) || !equalJSON(o.OwnerReferences, n.OwnerReferences) ||
-		o.Status.Sync.Status != n.Status.Sync.Status || !slices.Equal(revisionsOf(o), revisionsOf(n)) ||
+		(o.DeletionTimestamp == nil) != (n.DeletionTimestamp == nil)
+}
+
+// progressChanged reports whether an app's sync, revisions, health or
+// operation moved.
+func progressChanged(o, n *v1alpha1.Application) bool {
+	return o.Status.Sync.Status != n.Status.Sync.Status || !slices.Equal(revisionsOf(o), revisionsOf(n)) ||
 		o.Status.Health.Status != n.Status.Health.Status || (o.Operation == nil) != (n.Operation == nil) ||
 		operationPhase(o) != operationPhase(n) || !startedAt(o).Equal(startedAt(n))
 }
