@@ -69,11 +69,9 @@ func TestApplicationSetsRunOnTheLeader(t *testing.T) {
 
 	// team-b leaves the elements, team-c comes: once team-c is made, the
 	// pass that could have deleted team-b is done.
-	if err := c.Get(ctx, client.ObjectKeyFromObject(set), set); err != nil {
-		t.Fatal(err)
-	}
+	patch := client.MergeFrom(set.DeepCopy())
 	set.Spec.Generators[0].List.Elements[1].Raw = []byte(`{"name":"team-c"}`)
-	if err := c.Update(ctx, set); err != nil {
+	if err := c.Patch(ctx, set, patch); err != nil {
 		t.Fatal(err)
 	}
 	// The status is written once a pass has made all its changes.

@@ -200,15 +200,17 @@ func upToDate(set *v1alpha1.ApplicationSet) bool {
 	return condition(set, v1alpha1.ApplicationSetConditionResourcesUpToDate).Status == v1alpha1.ApplicationSetConditionStatusTrue
 }
 
-// update changes the set as change says, read afresh.
+// update changes the set as change says, read afresh, with a merge patch:
+// the controller's status writes meanwhile do not make it conflict.
 func update(t *testing.T, c client.Client, set *v1alpha1.ApplicationSet, change func(*v1alpha1.ApplicationSet)) {
 	t.Helper()
 	cur := &v1alpha1.ApplicationSet{}
 	if err := c.Get(context.Background(), client.ObjectKeyFromObject(set), cur); err != nil {
 		t.Fatal(err)
 	}
+	patch := client.MergeFrom(cur.DeepCopy())
 	change(cur)
-	if err := c.Update(context.Background(), cur); err != nil {
+	if err := c.Patch(context.Background(), cur, patch); err != nil {
 		t.Fatal(err)
 	}
 }
