@@ -16,6 +16,7 @@ import (
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
@@ -34,6 +35,7 @@ import (
 	"github.com/skiffcd/skiff/internal/clusters"
 	analysiscontroller "github.com/skiffcd/skiff/internal/controller/analysis"
 	"github.com/skiffcd/skiff/internal/controller/application"
+	"github.com/skiffcd/skiff/internal/controller/applicationset"
 	"github.com/skiffcd/skiff/internal/controller/notification"
 	rolloutcontroller "github.com/skiffcd/skiff/internal/controller/rollout"
 	"github.com/skiffcd/skiff/internal/crds"
@@ -82,6 +84,11 @@ type Options struct {
 	KubeAPICompression bool
 	// CompareWorkers and OperationWorkers size the Application work queues.
 	CompareWorkers, OperationWorkers int
+	// AppSetPolicy is the ApplicationSet controller's policy (Argo CD's
+	// --policy; "" is sync) and AppSetPolicyOverride lets a set's
+	// syncPolicy.applicationsSync replace it (--enable-policy-override).
+	AppSetPolicy         v1alpha1.ApplicationsSyncPolicy
+	AppSetPolicyOverride bool
 	// API configures the API server (JSON API, login, webhooks); an empty
 	// API.Addr or "0" turns it off.
 	API server.Options
@@ -169,6 +176,9 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 		publishStates(shards.Members, apps)
 	}
 	if err := addAPIServer(mgr, opts, apps, config, shards); err != nil {
+		return err
+	}
+	if err := addApplicationSetController(mgr, opts, registry, events, applications); err != nil {
 		return err
 	}
 	notifications := &notification.Reconciler{Client: mgr.GetClient(), Namespace: opts.Namespace,
@@ -405,6 +415,38 @@ func addApplicationController(mgr ctrl.Manager, cfg *rest.Config, opts Options, 
 		r.Shards = shards
 	}
 	return r, r.SetupWithManager(mgr)
+}
+
+// generateApplications gives the Applications an ApplicationSet wants (its
+// generators' parameters rendered into its template); internal/appset
+// provides it. Tests replace it.
+var generateApplications = func(context.Context, *v1alpha1.ApplicationSet) ([]v1alpha1.Application, error) {
+	return nil, errors.New("this Skiff has no ApplicationSet generators yet")
+}
+
+// addApplicationSetController runs the ApplicationSet controller on the
+// leader, for the sets of Skiff's namespace, when the cluster serves
+// ApplicationSets: a cluster whose CRDs predate them keeps running the
+// other controllers (and says so).
+func addApplicationSetController(mgr ctrl.Manager, opts Options, registry clusters.Registry, events *eventrecorder.Sink, applications *kubeclient.Applications) error {
+	_, err := mgr.GetRESTMapper().RESTMapping(v1alpha1.GroupVersion.WithKind("ApplicationSet").GroupKind(), v1alpha1.GroupVersion.Version)
+	if meta.IsNoMatchError(err) {
+		mgr.GetLogger().Info("the cluster serves no ApplicationSets (apply Skiff's CRDs or use --install-crds): their controller is off")
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("looking up ApplicationSets: %w", err)
+	}
+	r := &applicationset.Reconciler{
+		Client:         applications.Writes(mgr.GetClient()),
+		Namespace:      opts.Namespace,
+		Generate:       generateApplications,
+		Clusters:       registry,
+		Policy:         opts.AppSetPolicy,
+		PolicyOverride: opts.AppSetPolicyOverride,
+		Recorder:       events.Recorder("argocd-applicationset-controller"),
+	}
+	return r.SetupWithManager(mgr)
 }
 
 // newEngine is a sync engine writing through c, which asks every object's
