@@ -3,7 +3,9 @@
 // repositories, branches, paths and pull requests, and leaves filtering
 // and parameters to package appset. A token comes from the Secret key the
 // generator's tokenRef names; it is sent only to the generator's API host
-// and never appears in an error.
+// and never appears in an error. A Policy says which API hosts a
+// generator may name at all (by default only GitHub's and gitlab.com's),
+// whether the generators run, and which Secrets a tokenRef may read.
 package scm
 
 import (
@@ -39,6 +41,9 @@ type Client struct {
 	Secrets func(name, key string) (string, error)
 	// Timeout bounds each request; 0 is 30 seconds.
 	Timeout time.Duration
+	// Policy is what the server allows; the zero Policy allows the public
+	// hosts' APIs only.
+	Policy Policy
 }
 
 // The transports every generation shares, so that connections are reused
@@ -69,8 +74,13 @@ type api struct {
 	tokenFrom string
 }
 
-// newAPI reads the token and readies the client for the API at base.
-func (c Client) newAPI(ctx context.Context, name, base string, ref *v1alpha1.SecretRef, insecure bool) (*api, error) {
+// newAPI checks the generator's api (apiURL, defaultAPI when empty)
+// against the policy, then reads the token and readies the client for the
+// API at base.
+func (c Client) newAPI(ctx context.Context, name, apiURL, defaultAPI, base string, ref *v1alpha1.SecretRef, insecure bool) (*api, error) {
+	if err := c.Policy.allows(name, apiURL, defaultAPI); err != nil {
+		return nil, err
+	}
 	u, err := url.Parse(base)
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
 		return nil, fmt.Errorf("%s: api %q is not an http(s) URL", name, base)

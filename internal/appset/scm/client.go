@@ -11,6 +11,9 @@ import (
 // Provider connects to the SCM of an scmProvider generator (appset has
 // checked that github or gitlab is set), as appset.SCMProviders.
 func (c Client) Provider(ctx context.Context, gen *v1alpha1.SCMProviderGenerator) (appset.SCMProvider, error) {
+	if err := c.Policy.enabled("scmProvider"); err != nil {
+		return nil, err
+	}
 	switch {
 	case gen.Github != nil:
 		a, err := c.newGitHub(ctx, gen.Github.API, gen.Github.TokenRef)
@@ -33,6 +36,9 @@ func (c Client) Provider(ctx context.Context, gen *v1alpha1.SCMProviderGenerator
 // appset.PullRequests: GitHub's open ones, GitLab's with the labels in
 // pullRequestState.
 func (c Client) PullRequests(ctx context.Context, gen *v1alpha1.PullRequestGenerator) ([]appset.PullRequest, error) {
+	if err := c.Policy.enabled("pullRequest"); err != nil {
+		return nil, err
+	}
 	switch {
 	case gen.Github != nil:
 		a, err := c.newGitHub(ctx, gen.Github.API, gen.Github.TokenRef)

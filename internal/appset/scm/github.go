@@ -22,7 +22,7 @@ func githubAPI(apiURL string) string {
 
 // newGitHub readies GitHub's API with a bearer token, if any.
 func (c Client) newGitHub(ctx context.Context, apiURL string, ref *v1alpha1.SecretRef) (*api, error) {
-	a, err := c.newAPI(ctx, "GitHub", githubAPI(apiURL), ref, false)
+	a, err := c.newAPI(ctx, "GitHub", apiURL, "https://api.github.com", githubAPI(apiURL), ref, false)
 	if err != nil {
 		return nil, err
 	}

@@ -169,7 +169,7 @@ func generate(t *testing.T, c Client, spec string) ([]appset.Params, error) {
 
 func TestGitHubSCMProvider(t *testing.T) {
 	srv, rec := fakeGitHub(t)
-	got, err := generate(t, Client{Secrets: testSecrets}, fmt.Sprintf(`
+	got, err := generate(t, Client{Secrets: testSecrets, Policy: allowing(srv.URL)}, fmt.Sprintf(`
 generators:
 - scmProvider:
     github: {organization: acme, api: %s, tokenRef: {secretName: scm-token, key: token}}
@@ -202,7 +202,7 @@ generators:
 
 func TestGitHubAllBranchesAndPaths(t *testing.T) {
 	srv, _ := fakeGitHub(t)
-	got, err := generate(t, Client{Secrets: testSecrets}, fmt.Sprintf(`
+	got, err := generate(t, Client{Secrets: testSecrets, Policy: allowing(srv.URL)}, fmt.Sprintf(`
 generators:
 - scmProvider:
     github: {organization: acme, api: %s/api/v3/, allBranches: true, tokenRef: {secretName: scm-token, key: token}}
@@ -218,7 +218,7 @@ generators:
 
 func TestGitHubPullRequests(t *testing.T) {
 	srv, rec := fakeGitHub(t)
-	got, err := generate(t, Client{Secrets: testSecrets}, fmt.Sprintf(`
+	got, err := generate(t, Client{Secrets: testSecrets, Policy: allowing(srv.URL)}, fmt.Sprintf(`
 goTemplate: true
 generators:
 - pullRequest:
@@ -258,3 +258,6 @@ func TestGitHubAPI(t *testing.T) {
 		})
 	}
 }
+
+// allowing is a Policy allowing the fake API at url.
+func allowing(url string) Policy { return Policy{AllowedAPIs: []string{url}} }

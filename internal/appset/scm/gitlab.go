@@ -15,7 +15,7 @@ import (
 // newGitLab readies GitLab's API (api/v4/ added to api unless there, or
 // gitlab.com's) with a private token, if any.
 func (c Client) newGitLab(ctx context.Context, apiURL string, ref *v1alpha1.SecretRef, insecure bool) (*api, error) {
-	a, err := c.newAPI(ctx, "GitLab", apiBase(apiURL, "api/v4/", "https://gitlab.com/api/v4/"), ref, insecure)
+	a, err := c.newAPI(ctx, "GitLab", apiURL, "https://gitlab.com", apiBase(apiURL, "api/v4/", "https://gitlab.com/api/v4/"), ref, insecure)
 	if err != nil {
 		return nil, err
 	}

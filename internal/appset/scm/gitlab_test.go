@@ -90,7 +90,7 @@ func fakeGitLab(t *testing.T, tls bool) (*httptest.Server, *recorder) {
 
 func TestGitLabSCMProvider(t *testing.T) {
 	srv, rec := fakeGitLab(t, false)
-	got, err := generate(t, Client{Secrets: testSecrets}, fmt.Sprintf(`
+	got, err := generate(t, Client{Secrets: testSecrets, Policy: allowing(srv.URL)}, fmt.Sprintf(`
 generators:
 - scmProvider:
     gitlab: {group: acme/platform, api: %s, includeSubgroups: true, topic: web, tokenRef: {secretName: scm-token, key: token}}
@@ -121,7 +121,7 @@ generators:
 
 func TestGitLabMergeRequests(t *testing.T) {
 	srv, rec := fakeGitLab(t, false)
-	got, err := Client{Secrets: testSecrets}.PullRequests(t.Context(), &v1alpha1.PullRequestGenerator{GitLab: &v1alpha1.PullRequestGeneratorGitLab{
+	got, err := Client{Secrets: testSecrets, Policy: allowing(srv.URL)}.PullRequests(t.Context(), &v1alpha1.PullRequestGenerator{GitLab: &v1alpha1.PullRequestGeneratorGitLab{
 		Project: "acme/platform/shop", API: srv.URL + "/", Labels: []string{"preview", "team-a"}, PullRequestState: "opened",
 		TokenRef: &v1alpha1.SecretRef{SecretName: "scm-token", Key: "token"},
 	}})
@@ -149,7 +149,7 @@ func TestGitLabInsecure(t *testing.T) {
 			TokenRef: &v1alpha1.SecretRef{SecretName: "scm-token", Key: "token"},
 		}}
 	}
-	c := Client{Secrets: testSecrets}
+	c := Client{Secrets: testSecrets, Policy: allowing(srv.URL)}
 	if _, err := c.PullRequests(t.Context(), gen(false)); err == nil {
 		t.Error("a self-signed certificate was trusted without insecure")
 	}
