@@ -31,6 +31,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
+	"github.com/skiffcd/skiff/internal/appset/scm"
 	"github.com/skiffcd/skiff/internal/clustercache"
 	"github.com/skiffcd/skiff/internal/clusters"
 	analysiscontroller "github.com/skiffcd/skiff/internal/controller/analysis"
@@ -89,6 +90,10 @@ type Options struct {
 	// syncPolicy.applicationsSync replace it (--enable-policy-override).
 	AppSetPolicy         v1alpha1.ApplicationsSyncPolicy
 	AppSetPolicyOverride bool
+	// AppSetSCM is what the scmProvider and pullRequest generators may
+	// reach (--appset-allowed-scm-providers, --appset-enable-scm-providers,
+	// --appset-tokenref-strict-mode).
+	AppSetSCM scm.Policy
 	// API configures the API server (JSON API, login, webhooks); an empty
 	// API.Addr or "0" turns it off.
 	API server.Options
