@@ -57,8 +57,8 @@ type ApplicationSetSpec struct {
 	// GoTemplateOptions are text/template options, such as "missingkey=error".
 	// +optional
 	GoTemplateOptions []string `json:"goTemplateOptions,omitempty"`
-	// ApplyNestedSelectors applies the selectors of generators nested in a
-	// matrix or merge (Argo CD ignores them otherwise).
+	// ApplyNestedSelectors is ignored, as since Argo CD 3.0: the selectors
+	// of generators nested in a matrix or merge always apply.
 	// +optional
 	ApplyNestedSelectors bool `json:"applyNestedSelectors,omitempty"`
 	// IgnoreApplicationDifferences are fields of generated Applications the
