@@ -1,32 +1,37 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"k8s.io/client-go/dynamic"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
 	"github.com/skiffcd/skiff/internal/appsetops"
 	"github.com/skiffcd/skiff/internal/cli/appcli"
 	"github.com/skiffcd/skiff/internal/cli/appsetcli"
 	"github.com/skiffcd/skiff/internal/cli/sessioncli"
+	"github.com/skiffcd/skiff/internal/clusterops"
+	"github.com/skiffcd/skiff/internal/reposerver"
 )
 
 // applicationSetContext holds the flags every `skiff appset` subcommand shares.
 type applicationSetContext struct {
 	conn      appContext
 	namespace string
-	// generate previews a set's Applications with --core; nil where this
-	// build cannot.
-	generate appsetops.Generator
+	// cacheDir holds the repositories `generate --core` checks out.
+	cacheDir string
 }
 
 func (c *applicationSetContext) addFlags(f *pflag.FlagSet) {
 	c.conn.addConnectionFlags(f)
 	f.StringVarP(&c.namespace, "skiff-namespace", "N", "argocd", "Skiff's namespace, which holds the ApplicationSets, with --core")
+	f.StringVar(&c.cacheDir, "cache-dir", "", "where generate --core caches repositories (default $XDG_CACHE_HOME/skiff or $HOME/.cache/skiff)")
 }
 
 // backend connects to the API server of the session or to the cluster of
@@ -39,11 +44,33 @@ func (c *applicationSetContext) backend() (appsetcli.Backend, error) {
 	if cfg != nil {
 		return appsetcli.API{Client: &appcli.API{Client: sessioncli.NewClient(cfg)}}, nil
 	}
-	k, _, err := c.conn.kube()
+	k, rc, err := c.conn.kube()
 	if err != nil {
 		return nil, err
 	}
-	return appsetcli.Kube{Ops: appsetops.Ops{Client: k, Namespace: c.namespace, Generate: c.generate}}, nil
+	dyn, err := dynamic.NewForConfig(rc)
+	if err != nil {
+		return nil, err
+	}
+	return appsetcli.Kube{Ops: appsetops.Ops{Client: k, Namespace: c.namespace, Generate: coreGenerator(k, dyn, c.namespace, c.cacheDir)}}, nil
+}
+
+// coreGenerator generates as the controller does, from this process: git
+// through a repo server of its own (with the repository Secrets of
+// Skiff's namespace) and the cluster Secrets the kubeconfig can read.
+func coreGenerator(k client.Client, dyn dynamic.Interface, namespace, cacheDir string) appsetops.Generator {
+	return func(ctx context.Context, set *v1alpha1.ApplicationSet) ([]v1alpha1.Application, error) {
+		repo, err := reposerver.NewInDir(cacheDir, reposerver.Options{Credentials: reposerver.SecretCredentials(k, namespace)})
+		if err != nil {
+			return nil, err
+		}
+		known, err := clusterops.Ops{Reader: k, Namespace: namespace}.Snapshot(ctx)
+		if err != nil {
+			return nil, err
+		}
+		live := appsetops.Live{Repo: repo, Clusters: appsetops.Listed(known.Clusters), Reader: k, Dynamic: dyn, Namespace: namespace}
+		return live.Generate(ctx, set)
+	}
 }
 
 func newApplicationSetCommand() *cobra.Command {

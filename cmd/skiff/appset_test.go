@@ -1,9 +1,15 @@
 package main
 
 import (
+	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/skiffcd/skiff/api/v1alpha1"
+	"github.com/skiffcd/skiff/internal/testgit"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // `skiff appset` creates, lists, reads and deletes ApplicationSets through
@@ -56,5 +62,67 @@ func TestAppSetThroughBothBackends(t *testing.T) {
 	}
 	if out, err := runSkiff("appset", "create", "testdata/appset-guestbook-missing.yaml", "--config", admin); err == nil {
 		t.Errorf("a missing file was created: %s", out)
+	}
+}
+
+// `skiff appset generate` prints the Applications a git-directories set
+// makes from a real repository, through the API server and with --core,
+// and writes nothing.
+func TestAppSetGenerateReadsGit(t *testing.T) {
+	t.Parallel()
+	ns := cluster.Namespace(t)
+	srv := startAPIServer(t, ns)
+	repo := testgit.New(t)
+	repo.Commit(map[string]string{"apps/web/cm.yaml": "x: 1\n", "apps/db/cm.yaml": "x: 1\n", "apps/skip/cm.yaml": "x: 1\n", "README.md": "r"})
+	set := fmt.Sprintf(`apiVersion: argoproj.io/v1alpha1
+kind: ApplicationSet
+metadata:
+  name: dirs
+spec:
+  goTemplate: true
+  generators:
+  - git:
+      repoURL: %s
+      revision: HEAD
+      directories:
+      - path: apps/*
+      - path: apps/skip
+        exclude: true
+  template:
+    metadata:
+      name: 'dir-{{.path.basename}}'
+    spec:
+      project: default
+      source: {repoURL: %s, path: '{{.path.path}}', targetRevision: HEAD}
+      destination: {server: https://kubernetes.default.svc, namespace: '{{.path.basename}}'}
+`, repo.URL(), repo.URL())
+	file := filepath.Join(t.TempDir(), "set.yaml")
+	if err := os.WriteFile(file, []byte(set), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	admin := filepath.Join(t.TempDir(), "admin")
+	mustSkiff := mustWith(t, runSkiff)
+	mustSkiff("login", srv.addr, "--password", srv.password, "--insecure-skip-tls-verify", "--config", admin)
+
+	for name, args := range map[string][]string{
+		"through the API server": {"--config", admin},
+		"with --core":            {"--core", "--kubeconfig", cluster.Kubeconfig, "-N", ns, "--cache-dir", t.TempDir()},
+	} {
+		out := mustSkiff(append([]string{"appset", "generate", file}, args...)...)
+		for _, want := range []string{"dir-db", "dir-web", "apps/web"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("%s: generate printed no %q:\n%s", name, want, out)
+			}
+		}
+		if strings.Contains(out, "dir-skip") {
+			t.Errorf("%s: the excluded directory made an app:\n%s", name, out)
+		}
+	}
+	var apps v1alpha1.ApplicationList
+	if err := kube(t).List(t.Context(), &apps, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	if len(apps.Items) != 0 {
+		t.Errorf("generate wrote %d applications", len(apps.Items))
 	}
 }

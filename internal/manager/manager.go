@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/skiffcd/skiff/internal/appsetops"
 	"github.com/skiffcd/skiff/internal/argocdcm"
 	"github.com/skiffcd/skiff/internal/render"
 	"github.com/skiffcd/skiff/internal/resourceactions"
@@ -479,7 +480,9 @@ func addAPIServer(mgr ctrl.Manager, opts Options, apps *application.Reconciler, 
 			return apps.Settings.Current().Resource.IgnoreRules()
 		},
 		CustomActions: resourceactions.LuaActions{Scripts: resourceactions.ArgoCDScripts(apps.Settings.Current)},
-		Log:           slog.New(logr.ToSlogHandler(mgr.GetLogger().WithName("api-server"))),
+		GenerateAppSet: appsetops.Live{Repo: apps.Repo, Clusters: apps.Clusters, Reader: config, Dynamic: dyn,
+			Namespace: opts.Namespace}.Generate,
+		Log: slog.New(logr.ToSlogHandler(mgr.GetLogger().WithName("api-server"))),
 	}
 	srv.ClusterStates = electedStates{elected: mgr.Elected(), local: apps}
 	if shards != nil {
