@@ -41,7 +41,6 @@ func DecisionResourceOf(configMap map[string]string) (schema.GroupVersionResourc
 // (statusListKey, default "clusters") whose matchKey value names a known
 // cluster: name and server of that cluster, the entry's own keys, values.
 func (g *generator) clusterDecisions(d *v1alpha1.DuckTypeGenerator, outer Params) ([]Params, error) {
-	g.asksRequeue(d.RequeueAfterSeconds, defaultGitRequeue)
 	if (d.Name == "") == emptySelector(d.LabelSelector) {
 		return nil, errors.New("a clusterDecisionResource needs either name or labelSelector")
 	}

@@ -22,8 +22,10 @@ import (
 var ErrUnsupported = errors.New("generator not supported")
 
 // GitTrees gives the files of a repository at a revision (a branch, tag,
-// commit or HEAD; "" is HEAD) and the commit SHA it resolved to. The
-// controller fetches and checks out; DirTree serves a directory.
+// commit or HEAD; "" is HEAD) and the commit SHA it resolved to, as
+// reposerver's Tree does. It is asked once per repository and revision
+// in a Generate or Applications call, so the caller can release the
+// checkouts after it. DirTree serves a directory.
 type GitTrees func(repoURL, revision string) (tree fs.FS, sha string, err error)
 
 // Inputs are the data the generators read.
@@ -49,10 +51,7 @@ type Set struct {
 // Result is the generators' output.
 type Result struct {
 	Sets []Set
-	// RequeueAfter is when to generate again without an event: the least of
-	// the generators' requeueAfterSeconds (defaults as in Argo CD: 3
-	// minutes for git and cluster decision resources, 30 for SCM
-	// providers, pull requests and plugins); 0 when none asks.
+	// RequeueAfter is the spec's RequeueAfter.
 	RequeueAfter time.Duration
 }
 
@@ -81,25 +80,38 @@ func generate(spec *v1alpha1.ApplicationSetSpec, in Inputs, opts Options) (Resul
 		}
 		res.Sets = append(res.Sets, Set{Template: tmpl, Params: params})
 	}
-	res.RequeueAfter = g.requeue
+	res.RequeueAfter = RequeueAfter(spec)
 	return res, nil
 }
 
 type generator struct {
-	opts    Options
-	in      Inputs
-	requeue time.Duration
+	opts Options
+	in   Inputs
+	// trees holds what in.Git gave, by repository and revision: a matrix
+	// runs its second generator once per set of the first.
+	trees map[[2]string]checkout
 }
 
-// asksRequeue records a generator's requeue interval.
-func (g *generator) asksRequeue(seconds *int64, def time.Duration) {
-	d := def
-	if seconds != nil {
-		d = time.Duration(*seconds) * time.Second
+// checkout is one answer of Inputs.Git.
+type checkout struct {
+	fs  fs.FS
+	sha string
+	err error
+}
+
+// tree reads a repository at a revision once per generate call.
+func (g *generator) tree(repoURL, revision string) (fs.FS, string, error) {
+	key := [2]string{repoURL, revision}
+	if t, ok := g.trees[key]; ok {
+		return t.fs, t.sha, t.err
 	}
-	if d > 0 && (g.requeue == 0 || d < g.requeue) {
-		g.requeue = d
+	var t checkout
+	t.fs, t.sha, t.err = g.in.Git(repoURL, revision)
+	if g.trees == nil {
+		g.trees = map[[2]string]checkout{}
 	}
+	g.trees[key] = t
+	return t.fs, t.sha, t.err
 }
 
 // kindsOf names the kinds gen sets; one is expected.
@@ -183,16 +195,9 @@ func (g *generator) run(gen v1alpha1.ApplicationSetGenerator, depth int, outer P
 		params, err = g.matrix(gen.Matrix, depth)
 	case "merge":
 		params, err = g.merge(gen.Merge, depth)
-	case "scmProvider":
-		g.asksRequeue(gen.SCMProvider.RequeueAfterSeconds, defaultAPIRequeue)
-		err = ErrUnsupported
-	case "pullRequest":
-		g.asksRequeue(gen.PullRequest.RequeueAfterSeconds, defaultAPIRequeue)
-		err = ErrUnsupported
 	case "clusterDecisionResource":
 		params, err = g.clusterDecisions(gen.ClusterDecisionResource, outer)
-	case "plugin":
-		g.asksRequeue(gen.Plugin.RequeueAfterSeconds, defaultAPIRequeue)
+	case "scmProvider", "pullRequest", "plugin":
 		err = ErrUnsupported
 	case "none":
 		err = errors.New("no generator is set (list, clusters, git, matrix, merge, ...)")
@@ -596,12 +601,9 @@ func mergeKey(p Params, keys []string) (string, error) {
 	return string(js), err
 }
 
-// GitRepos lists the repository URLs the git generators of spec read,
-// nested ones included, as written (a URL templated from a matrix's first
-// generator stays a template), sorted, without repeats. A git webhook for
-// one of them is a reason to generate again.
-func GitRepos(spec *v1alpha1.ApplicationSetSpec) []string {
-	var out []string
+// eachGenerator calls f with every generator of spec, those nested in a
+// matrix or merge included (those nested too deep left out).
+func eachGenerator(spec *v1alpha1.ApplicationSetSpec, f func(v1alpha1.ApplicationSetGenerator)) {
 	var walk func(gen v1alpha1.ApplicationSetGenerator, depth int)
 	walkNested := func(gens []v1alpha1.ApplicationSetNestedGenerator, depth int) {
 		for _, n := range gens {
@@ -611,18 +613,63 @@ func GitRepos(spec *v1alpha1.ApplicationSetSpec) []string {
 		}
 	}
 	walk = func(gen v1alpha1.ApplicationSetGenerator, depth int) {
-		switch {
-		case gen.Git != nil:
-			out = append(out, gen.Git.RepoURL)
-		case gen.Matrix != nil:
+		f(gen)
+		if gen.Matrix != nil {
 			walkNested(gen.Matrix.Generators, depth+1)
-		case gen.Merge != nil:
+		}
+		if gen.Merge != nil {
 			walkNested(gen.Merge.Generators, depth+1)
 		}
 	}
 	for _, gen := range spec.Generators {
 		walk(gen, 0)
 	}
+}
+
+// GitRepos lists the repository URLs the git generators of spec read,
+// nested ones included, as written (a URL templated from a matrix's first
+// generator stays a template), sorted, without repeats. A git webhook for
+// one of them is a reason to generate again.
+func GitRepos(spec *v1alpha1.ApplicationSetSpec) []string {
+	var out []string
+	eachGenerator(spec, func(gen v1alpha1.ApplicationSetGenerator) {
+		if gen.Git != nil {
+			out = append(out, gen.Git.RepoURL)
+		}
+	})
 	slices.Sort(out)
 	return slices.Compact(out)
+}
+
+// RequeueAfter is when spec asks to be generated again without an event:
+// the least requeueAfterSeconds of its generators, nested ones included,
+// with Argo CD's defaults (3 minutes for git and cluster decision
+// resources, 30 for SCM providers, pull requests and plugins; list and
+// clusters none). 0 when none asks.
+func RequeueAfter(spec *v1alpha1.ApplicationSetSpec) time.Duration {
+	var least time.Duration
+	ask := func(seconds *int64, def time.Duration) {
+		d := def
+		if seconds != nil {
+			d = time.Duration(*seconds) * time.Second
+		}
+		if d > 0 && (least == 0 || d < least) {
+			least = d
+		}
+	}
+	eachGenerator(spec, func(gen v1alpha1.ApplicationSetGenerator) {
+		switch {
+		case gen.Git != nil:
+			ask(gen.Git.RequeueAfterSeconds, defaultGitRequeue)
+		case gen.ClusterDecisionResource != nil:
+			ask(gen.ClusterDecisionResource.RequeueAfterSeconds, defaultGitRequeue)
+		case gen.SCMProvider != nil:
+			ask(gen.SCMProvider.RequeueAfterSeconds, defaultAPIRequeue)
+		case gen.PullRequest != nil:
+			ask(gen.PullRequest.RequeueAfterSeconds, defaultAPIRequeue)
+		case gen.Plugin != nil:
+			ask(gen.Plugin.RequeueAfterSeconds, defaultAPIRequeue)
+		}
+	})
+	return least
 }

@@ -3,6 +3,8 @@ package appset
 import (
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -41,7 +43,8 @@ var testClusters = []clusters.Cluster{
 var testInputs = Inputs{Clusters: testClusters, Git: DirTree("testdata/repo", "0123abcd"), ClusterDecisions: testDecisions}
 
 // testDecisions answers as Open Cluster Management's PlacementDecisions
-// would for the ConfigMap "ocm-placement"; "no-match-key" lacks matchKey.
+// would for the ConfigMap "ocm-placement"; "no-match-key" lacks matchKey,
+// "default-list-key" statusListKey.
 func testDecisions(gen *v1alpha1.DuckTypeGenerator) (DecisionResources, error) {
 	cm := map[string]string{
 		"apiVersion": "cluster.open-cluster-management.io/v1beta1", "kind": "placementdecisions",
@@ -50,6 +53,14 @@ func testDecisions(gen *v1alpha1.DuckTypeGenerator) (DecisionResources, error) {
 	switch gen.ConfigMapRef {
 	case "no-match-key":
 		delete(cm, "matchKey")
+	case "default-list-key":
+		delete(cm, "statusListKey")
+		return DecisionResources{ConfigMap: cm, Resources: []map[string]any{
+			{"status": map[string]any{
+				"decisions": []any{map[string]any{"clusterName": "staging"}},
+				"clusters":  []any{map[string]any{"clusterName": "Prod_EU"}},
+			}},
+		}}, nil
 	case "ocm-placement":
 	default:
 		return DecisionResources{}, fmt.Errorf("configmaps %q not found", gen.ConfigMapRef)
@@ -539,6 +550,13 @@ template: {metadata: {}, spec: {project: default, destination: {}}}`,
 				{"name": "Prod_EU", "server": "https://prod-eu.example.com", "clusterName": "Prod_EU", "reason": "picked", "weight": float64(2)},
 			},
 		},
+		"a cluster decision ConfigMap without statusListKey reads status.clusters": {
+			spec: `
+generators:
+- clusterDecisionResource: {configMapRef: default-list-key, name: a}
+template: {metadata: {}, spec: {project: default, destination: {}}}`,
+			want: []Params{{"name": "Prod_EU", "server": "https://prod-eu.example.com", "clusterName": "Prod_EU"}},
+		},
 		"a cluster decision resource generator needs name or labelSelector, not both": {
 			spec: `
 generators:
@@ -600,53 +618,61 @@ template: {metadata: {}, spec: {project: default, destination: {}}}`,
 	}
 }
 
-func TestGenerateRequeueAndUnsupported(t *testing.T) {
+func TestRequeueAfter(t *testing.T) {
 	tests := map[string]struct {
-		spec            string
-		wantRequeue     time.Duration
-		wantUnsupported bool
+		spec string
+		want time.Duration
 	}{
 		"a list asks for no requeue": {
-			spec:        `{generators: [{list: {elements: [{a: b}]}}]}`,
-			wantRequeue: 0,
+			spec: `{generators: [{list: {elements: [{a: b}]}}]}`,
+			want: 0,
 		},
 		"a git generator requeues after 3 minutes by default": {
-			spec:        `{generators: [{git: {repoURL: r, directories: [{path: '*'}]}}]}`,
-			wantRequeue: 3 * time.Minute,
+			spec: `{generators: [{git: {repoURL: r, directories: [{path: '*'}]}}]}`,
+			want: 3 * time.Minute,
+		},
+		"a cluster decision resource generator requeues after 3 minutes by default": {
+			spec: `{generators: [{clusterDecisionResource: {configMapRef: ocm-placement, name: a}}]}`,
+			want: 3 * time.Minute,
+		},
+		"an unsupported generator still asks for its default": {
+			spec: `{generators: [{list: {elements: [{a: b}]}}, {pullRequest: {github: {owner: o, repo: r}}}]}`,
+			want: 30 * time.Minute,
 		},
 		"the least requeueAfterSeconds of nested generators wins": {
 			spec: `{generators: [{matrix: {generators: [
 			  {git: {repoURL: r, directories: [{path: '*'}], requeueAfterSeconds: 45}},
-			  {list: {elements: [{a: b}]}}]}}]}`,
-			wantRequeue: 45 * time.Second,
+			  {merge: {mergeKeys: [a], generators: [
+			    {list: {elements: [{a: b}]}},
+			    {git: {repoURL: r, files: [{path: x}], requeueAfterSeconds: 20}}]}}]}}]}`,
+			want: 20 * time.Second,
 		},
-		"a pull request generator is reported unsupported": {
-			spec:            `{generators: [{pullRequest: {github: {owner: o, repo: r}}}]}`,
-			wantUnsupported: true,
-		},
-		"a cluster decision resource generator requeues after 3 minutes by default": {
-			spec:        `{generators: [{clusterDecisionResource: {configMapRef: ocm-placement, name: a}}]}`,
-			wantRequeue: 3 * time.Minute,
-		},
-		"a plugin generator is reported unsupported": {
-			spec:            `{generators: [{plugin: {configMapRef: {name: p}}}]}`,
-			wantUnsupported: true,
+		"requeueAfterSeconds 0 asks for none": {
+			spec: `{generators: [{git: {repoURL: r, directories: [{path: '*'}], requeueAfterSeconds: 0}}]}`,
+			want: 0,
 		},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			res, err := Generate(specOf(t, tc.spec), testInputs)
-			if got := errors.Is(err, ErrUnsupported); got != tc.wantUnsupported {
-				t.Fatalf("error %v, unsupported %v, want %v", err, got, tc.wantUnsupported)
+			if got := RequeueAfter(specOf(t, tc.spec)); got != tc.want {
+				t.Errorf("requeue after %v, want %v", got, tc.want)
 			}
-			if tc.wantUnsupported {
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if res.RequeueAfter != tc.wantRequeue {
-				t.Errorf("requeue after %v, want %v", res.RequeueAfter, tc.wantRequeue)
+		})
+	}
+}
+
+func TestUnsupportedGenerators(t *testing.T) {
+	tests := map[string]string{
+		"a pull request generator is reported unsupported":  `{generators: [{pullRequest: {github: {owner: o, repo: r}}}]}`,
+		"an SCM provider generator is reported unsupported": `{generators: [{scmProvider: {github: {organization: o}}}]}`,
+		"a plugin generator is reported unsupported":        `{generators: [{plugin: {configMapRef: {name: p}}}]}`,
+		"an unsupported generator inside a matrix is reported unsupported": `{generators: [{matrix: {generators: [
+		  {list: {elements: [{a: b}]}}, {plugin: {configMapRef: {name: p}}}]}}]}`,
+	}
+	for name, spec := range tests {
+		t.Run(name, func(t *testing.T) {
+			if _, err := Generate(specOf(t, spec), testInputs); !errors.Is(err, ErrUnsupported) {
+				t.Errorf("error %v, want ErrUnsupported", err)
 			}
 		})
 	}
@@ -677,5 +703,33 @@ func TestGitRepos(t *testing.T) {
 				t.Errorf("repositories differ (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// A matrix runs its second generator once per set of the first; the
+// repository is read once.
+func TestGitTreeReadOncePerGenerate(t *testing.T) {
+	calls := 0
+	in := testInputs
+	in.Git = func(repoURL, revision string) (fs.FS, string, error) {
+		calls++
+		return os.DirFS("testdata/repo"), "0123abcd", nil
+	}
+	spec := specOf(t, `
+generators:
+- matrix:
+    generators:
+    - list: {elements: [{a: '1'}, {a: '2'}, {a: '3'}]}
+    - git: {repoURL: r, revision: HEAD, directories: [{path: 'cluster-addons/*'}]}
+template: {metadata: {}, spec: {project: default, destination: {}}}`)
+	res, err := Generate(spec, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(params(res)); n != 9 {
+		t.Errorf("%d parameter sets, want 3 × 3", n)
+	}
+	if calls != 1 {
+		t.Errorf("the repository was read %d times, want once", calls)
 	}
 }

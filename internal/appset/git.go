@@ -24,14 +24,13 @@ func DirTree(dir, sha string) GitTrees {
 // git gives one set per matching directory or, when no directories are
 // given, one per object of the matching files.
 func (g *generator) git(gg *v1alpha1.GitGenerator, outer Params) ([]Params, error) {
-	g.asksRequeue(gg.RequeueAfterSeconds, defaultGitRequeue)
 	if g.in.Git == nil {
 		return nil, errors.New("no git repositories are available")
 	}
 	if len(gg.Directories) == 0 && len(gg.Files) == 0 {
 		return nil, errors.New("a git generator needs directories or files")
 	}
-	tree, sha, err := g.in.Git(gg.RepoURL, gg.Revision)
+	tree, sha, err := g.tree(gg.RepoURL, gg.Revision)
 	if err != nil {
 		return nil, fmt.Errorf("reading %s at %q: %w", gg.RepoURL, gg.Revision, err)
 	}

@@ -285,6 +285,9 @@ func toMap(v any) (map[string]any, error) {
 func Render(tmpl v1alpha1.ApplicationSetTemplate, templatePatch *string, p Params, opts Options) (*v1alpha1.Application, error) {
 	var rendered v1alpha1.ApplicationSetTemplate
 	if err := renderInto(tmpl, p, opts, &rendered); err != nil {
+		if name, nameErr := renderString(tmpl.Metadata.Name, p, opts); nameErr == nil && name != "" {
+			return nil, fmt.Errorf("application %q: %w", name, err)
+		}
 		return nil, err
 	}
 	app := &v1alpha1.Application{

@@ -236,6 +236,32 @@ templatePatch: |
 - metadata: {name: app-a, namespace: "", labels: null, annotations: {}, finalizers: [resources-finalizer.argocd.argoproj.io]}
   spec: {project: default, sources: [{repoURL: r-a}], destination: {name: in-cluster}}`,
 		},
+		"a templatePatch that gives a field the wrong type is an error naming the app": {
+			spec: `
+generators:
+- list: {elements: [{id: a}]}
+template: {metadata: {name: 'app-{{id}}'}, spec: {project: default, source: {repoURL: r}, destination: {name: in-cluster}}}
+templatePatch: |
+  spec: {revisionHistoryLimit: many}`,
+			wantErr: `application "app-a": templatePatch:`,
+		},
+		"a templatePatch that is not YAML is an error naming the app": {
+			spec: `
+generators:
+- list: {elements: [{id: a}]}
+template: {metadata: {name: 'app-{{id}}'}, spec: {project: default, source: {repoURL: r}, destination: {name: in-cluster}}}
+templatePatch: "spec: [unclosed"`,
+			wantErr: `application "app-a": templatePatch: reading the rendered patch`,
+		},
+		"a template that fails for one set is an error naming the app": {
+			spec: `
+goTemplate: true
+goTemplateOptions: [missingkey=error]
+generators:
+- list: {elements: [{id: a, path: x}, {id: b}]}
+template: {metadata: {name: 'app-{{.id}}'}, spec: {project: default, source: {repoURL: r, path: '{{.path}}'}, destination: {name: in-cluster}}}`,
+			wantErr: `application "app-b": executing template "{{.path}}"`,
+		},
 		"two Applications with one name are an error naming it": {
 			spec: `
 generators:
