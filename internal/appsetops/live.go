@@ -30,6 +30,9 @@ type Live struct {
 	Reader    client.Reader
 	Dynamic   dynamic.Interface
 	Namespace string
+	// Fresh asks the remotes what the git revisions are now instead of
+	// reusing a recent resolution: a set refreshed after a push.
+	Fresh bool
 }
 
 // Applications renders set's Applications and says when to generate again
@@ -42,7 +45,7 @@ func (l Live) Applications(ctx context.Context, set *v1alpha1.ApplicationSet) ([
 			if l.Repo == nil {
 				return nil, "", fmt.Errorf("git generators are not available here")
 			}
-			t, err := l.Repo.Tree(ctx, repoURL, revision, false)
+			t, err := l.Repo.Tree(ctx, repoURL, revision, l.Fresh)
 			if err != nil {
 				return nil, "", err
 			}

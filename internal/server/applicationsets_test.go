@@ -8,8 +8,11 @@ import (
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
+	"github.com/skiffcd/skiff/internal/appsetops"
 )
 
 // listElementApps is a stand-in for the ApplicationSet controller's
@@ -134,4 +137,47 @@ func TestApplicationSetsAPI(t *testing.T) {
 	}
 	wantError(t, h.do(http.MethodGet, sets+"/web", admin, nil), http.StatusNotFound)
 	wantError(t, h.do(http.MethodDelete, sets+"/web", admin, nil), http.StatusNotFound)
+}
+
+// A push refreshes the ApplicationSets whose git generators read the
+// repository, in any spelling of its URL (a matrix's nested generator
+// included), and no other.
+func TestWebhookRefreshesTheApplicationSetsReadingTheRepo(t *testing.T) {
+	h := startServer(t)
+	h.setSecretKey(keyGitHubSecret, "gh-secret")
+	set := func(name, generators string) {
+		t.Helper()
+		obj := &v1alpha1.ApplicationSet{}
+		if err := yaml.Unmarshal([]byte("metadata: {name: "+name+", namespace: "+h.ns+"}\nspec:\n  generators:\n"+generators+
+			"  template:\n    metadata: {name: x}\n    spec: {project: default, destination: {server: https://kubernetes.default.svc, namespace: x}}\n"), obj); err != nil {
+			t.Fatal(err)
+		}
+		if err := h.k8s.Create(t.Context(), obj); err != nil {
+			t.Fatal(err)
+		}
+	}
+	set("dirs", "  - git: {repoURL: 'git@github.com:Org/repo.git', revision: HEAD, directories: [{path: '*'}]}\n")
+	set("nested", "  - matrix:\n      generators:\n      - list: {elements: [{a: b}]}\n      - git: {repoURL: 'https://github.com/org/repo', revision: main, files: [{path: 'x.json'}]}\n")
+	set("other", "  - git: {repoURL: 'https://github.com/org/other', revision: HEAD, directories: [{path: '*'}]}\n")
+	set("list", "  - list: {elements: [{a: b}]}\n")
+
+	body := []byte(githubPush)
+	r := h.do(http.MethodPost, "/api/webhook", "", body, "X-GitHub-Event", "push", "X-Hub-Signature-256", "sha256="+sign("gh-secret", body))
+	var answer struct {
+		Sets []string `json:"refreshedApplicationSets"`
+	}
+	r.json(t, &answer)
+	if r.status != http.StatusOK || strings.Join(answer.Sets, ",") != "dirs,nested" {
+		t.Fatalf("push: %d, refreshed sets %v, want dirs,nested", r.status, answer.Sets)
+	}
+	for _, name := range []string{"dirs", "nested", "other", "list"} {
+		var got v1alpha1.ApplicationSet
+		if err := h.k8s.Get(t.Context(), client.ObjectKey{Namespace: h.ns, Name: name}, &got); err != nil {
+			t.Fatal(err)
+		}
+		want := name == "dirs" || name == "nested"
+		if has := got.Annotations[appsetops.RefreshAnnotation] == "true"; has != want {
+			t.Errorf("%s annotated %v, want %v", name, has, want)
+		}
+	}
 }
