@@ -460,8 +460,8 @@ type SecretRef struct {
 }
 
 // SCMProviderGenerator gives one set per repository (or branch) an SCM
-// API lists. GitHub and GitLab are modelled; the other providers' fields
-// are kept as written.
+// API lists. GitHub and GitLab are modelled; the other providers are kept
+// as written.
 //
 // +kubebuilder:pruning:PreserveUnknownFields
 type SCMProviderGenerator struct {
@@ -469,6 +469,18 @@ type SCMProviderGenerator struct {
 	Github *SCMProviderGeneratorGithub `json:"github,omitempty"`
 	// +optional
 	Gitlab *SCMProviderGeneratorGitlab `json:"gitlab,omitempty"`
+	// The providers Skiff does not run, kept as written so that the error
+	// can name them.
+	// +optional
+	Bitbucket *apiextensionsv1.JSON `json:"bitbucket,omitempty"`
+	// +optional
+	BitbucketServer *apiextensionsv1.JSON `json:"bitbucketServer,omitempty"`
+	// +optional
+	Gitea *apiextensionsv1.JSON `json:"gitea,omitempty"`
+	// +optional
+	AzureDevOps *apiextensionsv1.JSON `json:"azureDevOps,omitempty"`
+	// +optional
+	AWSCodeCommit *apiextensionsv1.JSON `json:"awsCodeCommit,omitempty"`
 	// +optional
 	Filters []SCMProviderGeneratorFilter `json:"filters,omitempty"`
 	// +optional
@@ -545,6 +557,16 @@ type PullRequestGenerator struct {
 	Github *PullRequestGeneratorGithub `json:"github,omitempty"`
 	// +optional
 	GitLab *PullRequestGeneratorGitLab `json:"gitlab,omitempty"`
+	// The providers Skiff does not run, kept as written so that the error
+	// can name them.
+	// +optional
+	Bitbucket *apiextensionsv1.JSON `json:"bitbucket,omitempty"`
+	// +optional
+	BitbucketServer *apiextensionsv1.JSON `json:"bitbucketServer,omitempty"`
+	// +optional
+	Gitea *apiextensionsv1.JSON `json:"gitea,omitempty"`
+	// +optional
+	AzureDevOps *apiextensionsv1.JSON `json:"azuredevops,omitempty"`
 	// +optional
 	Filters []PullRequestGeneratorFilter `json:"filters,omitempty"`
 	// +optional

@@ -3046,6 +3046,26 @@ func (in *PullRequestGenerator) DeepCopyInto(out *PullRequestGenerator) {
 		*out = new(PullRequestGeneratorGitLab)
 		(*in).DeepCopyInto(*out)
 	}
+	if in.Bitbucket != nil {
+		in, out := &in.Bitbucket, &out.Bitbucket
+		*out = new(apiextensionsv1.JSON)
+		(*in).DeepCopyInto(*out)
+	}
+	if in.BitbucketServer != nil {
+		in, out := &in.BitbucketServer, &out.BitbucketServer
+		*out = new(apiextensionsv1.JSON)
+		(*in).DeepCopyInto(*out)
+	}
+	if in.Gitea != nil {
+		in, out := &in.Gitea, &out.Gitea
+		*out = new(apiextensionsv1.JSON)
+		(*in).DeepCopyInto(*out)
+	}
+	if in.AzureDevOps != nil {
+		in, out := &in.AzureDevOps, &out.AzureDevOps
+		*out = new(apiextensionsv1.JSON)
+		(*in).DeepCopyInto(*out)
+	}
 	if in.Filters != nil {
 		in, out := &in.Filters, &out.Filters
 		*out = make([]PullRequestGeneratorFilter, len(*in))
@@ -3664,6 +3684,31 @@ func (in *SCMProviderGenerator) DeepCopyInto(out *SCMProviderGenerator) {
 	if in.Gitlab != nil {
 		in, out := &in.Gitlab, &out.Gitlab
 		*out = new(SCMProviderGeneratorGitlab)
+		(*in).DeepCopyInto(*out)
+	}
+	if in.Bitbucket != nil {
+		in, out := &in.Bitbucket, &out.Bitbucket
+		*out = new(apiextensionsv1.JSON)
+		(*in).DeepCopyInto(*out)
+	}
+	if in.BitbucketServer != nil {
+		in, out := &in.BitbucketServer, &out.BitbucketServer
+		*out = new(apiextensionsv1.JSON)
+		(*in).DeepCopyInto(*out)
+	}
+	if in.Gitea != nil {
+		in, out := &in.Gitea, &out.Gitea
+		*out = new(apiextensionsv1.JSON)
+		(*in).DeepCopyInto(*out)
+	}
+	if in.AzureDevOps != nil {
+		in, out := &in.AzureDevOps, &out.AzureDevOps
+		*out = new(apiextensionsv1.JSON)
+		(*in).DeepCopyInto(*out)
+	}
+	if in.AWSCodeCommit != nil {
+		in, out := &in.AWSCodeCommit, &out.AWSCodeCommit
+		*out = new(apiextensionsv1.JSON)
 		(*in).DeepCopyInto(*out)
 	}
 	if in.Filters != nil {

@@ -38,6 +38,11 @@ type Inputs struct {
 	// ClusterDecisions serves the clusterDecisionResource generators; nil
 	// when none is used.
 	ClusterDecisions ClusterDecisions
+	// SCM serves the scmProvider generators; nil when none is used.
+	SCM SCMProviders
+	// PullRequests serves the pullRequest generators; nil when none is
+	// used.
+	PullRequests PullRequests
 }
 
 // Set is what one top-level generator produced: its parameter sets and
@@ -197,7 +202,11 @@ func (g *generator) run(gen v1alpha1.ApplicationSetGenerator, depth int, outer P
 		params, err = g.merge(gen.Merge, depth)
 	case "clusterDecisionResource":
 		params, err = g.clusterDecisions(gen.ClusterDecisionResource, outer)
-	case "scmProvider", "pullRequest", "plugin":
+	case "scmProvider":
+		params, err = g.scmProvider(gen.SCMProvider, outer)
+	case "pullRequest":
+		params, err = g.pullRequests(gen.PullRequest, outer)
+	case "plugin":
 		err = ErrUnsupported
 	case "none":
 		err = errors.New("no generator is set (list, clusters, git, matrix, merge, ...)")

@@ -663,9 +663,9 @@ func TestRequeueAfter(t *testing.T) {
 
 func TestUnsupportedGenerators(t *testing.T) {
 	tests := map[string]string{
-		"a pull request generator is reported unsupported":  `{generators: [{pullRequest: {github: {owner: o, repo: r}}}]}`,
-		"an SCM provider generator is reported unsupported": `{generators: [{scmProvider: {github: {organization: o}}}]}`,
-		"a plugin generator is reported unsupported":        `{generators: [{plugin: {configMapRef: {name: p}}}]}`,
+		"a Bitbucket pull request generator is reported unsupported": `{generators: [{pullRequest: {bitbucket: {owner: o, repo: r}}}]}`,
+		"an AWS CodeCommit SCM provider is reported unsupported":     `{generators: [{scmProvider: {awsCodeCommit: {}}}]}`,
+		"a plugin generator is reported unsupported":                 `{generators: [{plugin: {configMapRef: {name: p}}}]}`,
 		"an unsupported generator inside a matrix is reported unsupported": `{generators: [{matrix: {generators: [
 		  {list: {elements: [{a: b}]}}, {plugin: {configMapRef: {name: p}}}]}}]}`,
 	}

@@ -1,0 +1,29 @@
+package scm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// SecretsIn reads tokenRef Secrets in namespace (Skiff's) with reader, as
+// Client.Secrets: the errors name the Secret and key, never a value.
+func SecretsIn(ctx context.Context, reader client.Reader, namespace string) func(name, key string) (string, error) {
+	return func(name, key string) (string, error) {
+		if reader == nil {
+			return "", errors.New("tokenRef Secrets are not available here")
+		}
+		var s corev1.Secret
+		if err := reader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, &s); err != nil {
+			return "", fmt.Errorf("reading the Secret %s: %w", name, err)
+		}
+		v, ok := s.Data[key]
+		if !ok {
+			return "", fmt.Errorf("the Secret %s has no key %s", name, key)
+		}
+		return string(v), nil
+	}
+}
