@@ -14,6 +14,7 @@ import (
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
 	"github.com/skiffcd/skiff/internal/appset"
+	"github.com/skiffcd/skiff/internal/appset/scm"
 	"github.com/skiffcd/skiff/internal/clusters"
 	"github.com/skiffcd/skiff/internal/reposerver"
 )
@@ -58,6 +59,15 @@ func (l Live) Applications(ctx context.Context, set *v1alpha1.ApplicationSet) ([
 	}
 	if l.Clusters != nil {
 		in.Clusters = l.Clusters.List()
+	}
+	if l.Reader != nil {
+		// Tokens come from the Secrets of Skiff's namespace, named by
+		// each generator's tokenRef.
+		sc := scm.Client{Secrets: scm.SecretsIn(ctx, l.Reader, l.Namespace)}
+		in.SCM = func(gen *v1alpha1.SCMProviderGenerator) (appset.SCMProvider, error) { return sc.Provider(ctx, gen) }
+		in.PullRequests = func(gen *v1alpha1.PullRequestGenerator) ([]appset.PullRequest, error) {
+			return sc.PullRequests(ctx, gen)
+		}
 	}
 	return appset.Applications(&set.Spec, in)
 }
