@@ -10,7 +10,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/skiffcd/skiff/internal/appsetops"
 	"github.com/skiffcd/skiff/internal/argocdcm"
+	"github.com/skiffcd/skiff/internal/knowntypes"
 	"github.com/skiffcd/skiff/internal/render"
 	"github.com/skiffcd/skiff/internal/resourceactions"
 
@@ -355,6 +357,8 @@ func addApplicationController(mgr ctrl.Manager, cfg *rest.Config, opts Options, 
 		Credentials: reposerver.SecretCredentials(config, opts.Namespace),
 		Projects:    reposerver.CachedProjects(mgr.GetCache(), opts.Namespace),
 		Kustomize:   func() render.KustomizeOptions { return settings.Current().Kustomize },
+		// helm.valuesFileSchemes, live.
+		ValuesFileSchemes: func() []string { return settings.Current().Helm.ValuesFileSchemes },
 	})
 	if err != nil {
 		return nil, err
@@ -364,7 +368,7 @@ func addApplicationController(mgr ctrl.Manager, cfg *rest.Config, opts Options, 
 	// and the API's tree.
 	judge := settings.HealthJudge()
 	live, err := clustercache.New(cfg, clustercache.Options{Health: judge.StatusText, Namespaces: localCacheNamespaces(opts),
-		Excluded: settings.ExcludedIn(clusters.InClusterServer)})
+		Excluded: settings.ExcludedIn(clusters.InClusterServer), RespectRBAC: settings.RespectRBAC()})
 	if err != nil {
 		return nil, err
 	}
@@ -470,7 +474,8 @@ func connectCluster(mgr ctrl.Manager, opts Options, settings *argocdcm.Source) a
 	judge := settings.HealthJudge()
 	return func(c clusters.Cluster, cfg *rest.Config) (*clustercache.Cache, *syncengine.Engine, error) {
 		cfg = clientConfig(cfg, opts)
-		live, err := clustercache.New(cfg, application.CacheOptions(c, clustercache.Options{Health: judge.StatusText, Excluded: settings.ExcludedIn(c.Server)}))
+		live, err := clustercache.New(cfg, application.CacheOptions(c, clustercache.Options{Health: judge.StatusText, Excluded: settings.ExcludedIn(c.Server),
+			RespectRBAC: settings.RespectRBAC()}))
 		if err != nil {
 			return nil, nil, err
 		}
@@ -525,8 +530,13 @@ func addAPIServer(mgr ctrl.Manager, opts Options, apps *application.Reconciler, 
 		IgnoreDifferences: func() []v1alpha1.ResourceIgnoreDifferences {
 			return apps.Settings.Current().Resource.IgnoreRules()
 		},
+		KnownTypeFields: func() []knowntypes.Field {
+			return apps.Settings.Current().Resource.KnownTypeFields()
+		},
 		CustomActions: resourceactions.LuaActions{Scripts: resourceactions.ArgoCDScripts(apps.Settings.Current)},
-		Log:           slog.New(logr.ToSlogHandler(mgr.GetLogger().WithName("api-server"))),
+		GenerateAppSet: appsetops.Live{Repo: apps.Repo, Clusters: apps.Clusters, Reader: config, Dynamic: dyn,
+			Namespace: opts.Namespace}.Generate,
+		Log: slog.New(logr.ToSlogHandler(mgr.GetLogger().WithName("api-server"))),
 	}
 	srv.ClusterStates = electedStates{elected: mgr.Elected(), local: apps}
 	if shards != nil {
