@@ -185,7 +185,7 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 	if err := addAPIServer(mgr, opts, apps, config, shards); err != nil {
 		return err
 	}
-	if err := addApplicationSetController(mgr, opts, registry, events, applications); err != nil {
+	if err := addApplicationSetController(mgr, opts, apps, config, events, applications); err != nil {
 		return err
 	}
 	notifications := &notification.Reconciler{Client: mgr.GetClient(), Namespace: opts.Namespace,
@@ -426,18 +426,24 @@ func addApplicationController(mgr ctrl.Manager, cfg *rest.Config, opts Options, 
 	return r, r.SetupWithManager(mgr)
 }
 
-// generateApplications gives the Applications an ApplicationSet wants (its
-// generators' parameters rendered into its template); internal/appset
-// provides it. Tests replace it.
-var generateApplications = func(context.Context, *v1alpha1.ApplicationSet) ([]v1alpha1.Application, error) {
-	return nil, errors.New("this Skiff has no ApplicationSet generators yet")
+// generateApplications, when set, replaces the generators: tests set it.
+var generateApplications appsetops.Generator
+
+// liveGenerator generates with live's inputs, asking git anew for a set
+// that a push refreshed (Argo CD's refresh annotation).
+func liveGenerator(live appsetops.Live) appsetops.Generator {
+	return func(ctx context.Context, set *v1alpha1.ApplicationSet) ([]v1alpha1.Application, error) {
+		l := live
+		_, l.Fresh = set.Annotations[appsetops.RefreshAnnotation]
+		return l.Generate(ctx, set)
+	}
 }
 
 // addApplicationSetController runs the ApplicationSet controller on the
 // leader, for the sets of Skiff's namespace, when the cluster serves
 // ApplicationSets: a cluster whose CRDs predate them keeps running the
 // other controllers (and says so).
-func addApplicationSetController(mgr ctrl.Manager, opts Options, registry clusters.Registry, events *eventrecorder.Sink, applications *kubeclient.Applications) error {
+func addApplicationSetController(mgr ctrl.Manager, opts Options, apps *application.Reconciler, config client.Reader, events *eventrecorder.Sink, applications *kubeclient.Applications) error {
 	_, err := mgr.GetRESTMapper().RESTMapping(v1alpha1.GroupVersion.WithKind("ApplicationSet").GroupKind(), v1alpha1.GroupVersion.Version)
 	if meta.IsNoMatchError(err) {
 		mgr.GetLogger().Info("the cluster serves no ApplicationSets (apply Skiff's CRDs or use --install-crds): their controller is off")
@@ -446,11 +452,19 @@ func addApplicationSetController(mgr ctrl.Manager, opts Options, registry cluste
 	if err != nil {
 		return fmt.Errorf("looking up ApplicationSets: %w", err)
 	}
+	generate := generateApplications
+	if generate == nil {
+		dyn, err := dynamic.NewForConfig(mgr.GetConfig())
+		if err != nil {
+			return fmt.Errorf("building the ApplicationSet generators' dynamic client: %w", err)
+		}
+		generate = liveGenerator(appsetops.Live{Repo: apps.Repo, Clusters: apps.Clusters, Reader: config, Dynamic: dyn, Namespace: opts.Namespace})
+	}
 	r := &applicationset.Reconciler{
 		Client:         applications.Writes(mgr.GetClient()),
 		Namespace:      opts.Namespace,
-		Generate:       generateApplications,
-		Clusters:       registry,
+		Generate:       generate,
+		Clusters:       apps.Clusters,
 		Policy:         opts.AppSetPolicy,
 		PolicyOverride: opts.AppSetPolicyOverride,
 		Recorder:       events.Recorder("argocd-applicationset-controller"),
