@@ -511,7 +511,7 @@ func (p *phases) steadyState(sha string) error {
 	res.hwm = proc.hwm()
 	res.anonPeak, res.fileRSS = proc.anonPeak()
 	for i := range res.replicas {
-		res.replicas[i].steadyCPU, res.replicas[i].hwm = proc.each[i].cpu/idle.Minutes(), proc.procs[i].hwm()
+		res.replicas[i].steadyCPU, res.replicas[i].hwm = proc.each[i].cpu/idle.Minutes(), proc.procs[i].HWM()
 	}
 	// Still converged?
 	var list v1alpha1.ApplicationList
