@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -107,17 +106,7 @@ func (e *env) alive() error {
 // waitReady waits for /readyz and for Applications and ApplicationSets
 // to be served.
 func (e *env) waitReady(ctx context.Context, healthAddr string) error {
-	if err := benchkit.WaitFor(ctx, "skiff server /readyz", 2*time.Minute, pollEvery, e.alive, func() error {
-		resp, err := http.Get("http://" + healthAddr + "/readyz")
-		if err != nil {
-			return err
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return errors.New(resp.Status)
-		}
-		return nil
-	}); err != nil {
+	if err := benchkit.WaitReadyz(ctx, healthAddr, 2*time.Minute, pollEvery, e.alive); err != nil {
 		return err
 	}
 	return benchkit.WaitFor(ctx, "the Application and ApplicationSet CRDs", time.Minute, pollEvery, e.alive, func() error {

@@ -1,14 +1,8 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
-	"net/http"
 	"slices"
 	"strings"
 	"time"
@@ -211,32 +205,9 @@ func dirsPhase(ctx context.Context, e *env, repo *testgit.Repo) (phase, error) {
 // pushWebhook sends skiff's API a signed GitHub push event of repoURL's
 // master and checks that it refreshed the set.
 func pushWebhook(ctx context.Context, apiAddr, repoURL string) error {
-	body, err := json.Marshal(map[string]any{
-		"ref":        "refs/heads/master",
-		"repository": map[string]any{"clone_url": repoURL, "default_branch": "master"},
-	})
+	out, err := benchkit.PushWebhook(ctx, apiAddr, repoURL, webhookSecret)
 	if err != nil {
 		return err
-	}
-	mac := hmac.New(sha256.New, []byte(webhookSecret))
-	mac.Write(body)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+apiAddr+"/api/webhook", bytes.NewReader(body))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("X-GitHub-Event", "push")
-	req.Header.Set("X-Hub-Signature-256", "sha256="+hex.EncodeToString(mac.Sum(nil)))
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return fmt.Errorf("sending the push webhook: %w", err)
-	}
-	defer resp.Body.Close()
-	var out struct {
-		Sets []string `json:"refreshedApplicationSets"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("push webhook answered %s (%v)", resp.Status, err)
 	}
 	if !slices.Contains(out.Sets, "bench") {
 		return fmt.Errorf("push webhook refreshed the sets %v, not bench", out.Sets)
