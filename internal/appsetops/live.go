@@ -31,6 +31,10 @@ type Live struct {
 	Reader    client.Reader
 	Dynamic   dynamic.Interface
 	Namespace string
+	// SCM is what the SCM Provider and Pull Request generators may reach
+	// (the server's --appset-* flags); the zero value allows only the
+	// public hosts' APIs.
+	SCM scm.Policy
 	// Fresh asks the remotes what the git revisions are now instead of
 	// reusing a recent resolution: a set refreshed after a push.
 	Fresh bool
@@ -63,7 +67,7 @@ func (l Live) Applications(ctx context.Context, set *v1alpha1.ApplicationSet) ([
 	if l.Reader != nil {
 		// Tokens come from the Secrets of Skiff's namespace, named by
 		// each generator's tokenRef.
-		sc := scm.Client{Secrets: scm.SecretsIn(ctx, l.Reader, l.Namespace)}
+		sc := l.SCM.Client(ctx, l.Reader, l.Namespace)
 		in.SCM = func(gen *v1alpha1.SCMProviderGenerator) (appset.SCMProvider, error) { return sc.Provider(ctx, gen) }
 		in.PullRequests = func(gen *v1alpha1.PullRequestGenerator) ([]appset.PullRequest, error) {
 			return sc.PullRequests(ctx, gen)

@@ -429,6 +429,13 @@ func addApplicationController(mgr ctrl.Manager, cfg *rest.Config, opts Options, 
 // generateApplications, when set, replaces the generators: tests set it.
 var generateApplications appsetops.Generator
 
+// appSetInputs are what the ApplicationSet controller and the API's
+// generate read: one set of inputs, so a preview is what the controller
+// makes.
+func appSetInputs(opts Options, apps *application.Reconciler, config client.Reader, dyn dynamic.Interface) appsetops.Live {
+	return appsetops.Live{Repo: apps.Repo, Clusters: apps.Clusters, Reader: config, Dynamic: dyn, Namespace: opts.Namespace, SCM: opts.AppSetSCM}
+}
+
 // liveGenerator generates with live's inputs, asking git anew for a set
 // that a push refreshed (Argo CD's refresh annotation).
 func liveGenerator(live appsetops.Live) appsetops.Generator {
@@ -458,7 +465,7 @@ func addApplicationSetController(mgr ctrl.Manager, opts Options, apps *applicati
 		if err != nil {
 			return fmt.Errorf("building the ApplicationSet generators' dynamic client: %w", err)
 		}
-		generate = liveGenerator(appsetops.Live{Repo: apps.Repo, Clusters: apps.Clusters, Reader: config, Dynamic: dyn, Namespace: opts.Namespace})
+		generate = liveGenerator(appSetInputs(opts, apps, config, dyn))
 	}
 	r := &applicationset.Reconciler{
 		Client:         applications.Writes(mgr.GetClient()),
@@ -547,10 +554,9 @@ func addAPIServer(mgr ctrl.Manager, opts Options, apps *application.Reconciler, 
 		KnownTypeFields: func() []knowntypes.Field {
 			return apps.Settings.Current().Resource.KnownTypeFields()
 		},
-		CustomActions: resourceactions.LuaActions{Scripts: resourceactions.ArgoCDScripts(apps.Settings.Current)},
-		GenerateAppSet: appsetops.Live{Repo: apps.Repo, Clusters: apps.Clusters, Reader: config, Dynamic: dyn,
-			Namespace: opts.Namespace}.Generate,
-		Log: slog.New(logr.ToSlogHandler(mgr.GetLogger().WithName("api-server"))),
+		CustomActions:  resourceactions.LuaActions{Scripts: resourceactions.ArgoCDScripts(apps.Settings.Current)},
+		GenerateAppSet: appSetInputs(opts, apps, config, dyn).Generate,
+		Log:            slog.New(logr.ToSlogHandler(mgr.GetLogger().WithName("api-server"))),
 	}
 	srv.ClusterStates = electedStates{elected: mgr.Elected(), local: apps}
 	if shards != nil {
