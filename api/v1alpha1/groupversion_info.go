@@ -1,5 +1,5 @@
 // Package v1alpha1 holds the argoproj.io/v1alpha1 API types that Skiff serves:
-// Application and AppProject (Argo CD), Rollout, AnalysisTemplate,
+// Application, AppProject and ApplicationSet (Argo CD), Rollout, AnalysisTemplate,
 // ClusterAnalysisTemplate and AnalysisRun (Argo Rollouts). Kinds, field names,
 // JSON tags, short names and printer columns follow those projects so that
 // users' existing manifests work unchanged.

@@ -1,51 +1,13 @@
 package main
 
 import (
-	"sync"
-
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/skiffcd/skiff/internal/kubeclient"
+	"github.com/skiffcd/skiff/bench/internal/benchkit"
 )
 
-func newClient(cfg *rest.Config) (client.WithWatch, error) {
-	scheme, err := kubeclient.NewScheme()
-	if err != nil {
-		return nil, err
-	}
-	cfg = rest.CopyConfig(cfg)
-	cfg.QPS, cfg.Burst = 500, 1000
-	return client.NewWithWatch(cfg, client.Options{Scheme: scheme})
-}
+func newClient(cfg *rest.Config) (client.WithWatch, error) { return benchkit.NewClient(cfg) }
 
 // forEach runs fn(0..n-1) with inFlight calls at a time and returns the first error.
-func forEach(n int, fn func(i int) error) error {
-	work := make(chan int)
-	var (
-		wg       sync.WaitGroup
-		mu       sync.Mutex
-		firstErr error
-	)
-	for range inFlight {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range work {
-				if err := fn(i); err != nil {
-					mu.Lock()
-					if firstErr == nil {
-						firstErr = err
-					}
-					mu.Unlock()
-				}
-			}
-		}()
-	}
-	for i := range n {
-		work <- i
-	}
-	close(work)
-	wg.Wait()
-	return firstErr
-}
+func forEach(n int, fn func(i int) error) error { return benchkit.ForEach(n, inFlight, fn) }

@@ -21,13 +21,12 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/go-logr/logr"
+	"github.com/skiffcd/skiff/bench/internal/benchkit"
 	ctrl "sigs.k8s.io/controller-runtime"
 )
 
@@ -104,47 +103,6 @@ func main() {
 	}
 }
 
-// buildTags are the Makefile's GO_TAGS, and goBuild sets its CGO_ENABLED:
-// the benchmark measures the binary `make build` makes.
-const buildTags = "kustomize_disable_go_plugin_support"
-
-// goBuild is `go build` of ./cmd/skiff into bin, as `make build` runs it.
-func goBuild(bin string) *exec.Cmd {
-	build := exec.Command("go", "build", "-tags", buildTags, "-o", bin, "./cmd/skiff")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	return build
-}
-
-// buildSkiff builds ./cmd/skiff into tmp. When the working tree does not
-// compile (others edit the same checkout), it builds the committed tree
-// (git archive HEAD) instead and says so.
-func buildSkiff(tmp string) (string, error) {
-	bin := filepath.Join(tmp, "skiff")
-	fmt.Printf("building skiff into %s\n", bin)
-	build := goBuild(bin)
-	out, err := build.CombinedOutput()
-	if err == nil {
-		return bin, nil
-	}
-	fmt.Printf("the working tree does not build (%v):\n%s\nbuilding the committed tree (git archive HEAD) instead\n", err, truncate(string(out), 2000))
-	src := filepath.Join(tmp, "src")
-	if err := os.MkdirAll(src, 0o755); err != nil {
-		return "", err
-	}
-	archive := exec.Command("sh", "-c", "git archive HEAD | tar -x -C "+src)
-	if out, err := archive.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("git archive HEAD: %w\n%s", err, out)
-	}
-	rev, _ := exec.Command("git", "rev-parse", "--short", "HEAD").Output()
-	build = goBuild(bin)
-	build.Dir = src
-	if out, err := build.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("building skiff at HEAD: %w\n%s", err, out)
-	}
-	fmt.Printf("built skiff from HEAD %s\n", strings.TrimSpace(string(rev)))
-	return bin, nil
-}
-
 // result is one row of the table.
 type result struct {
 	n                  int
@@ -203,7 +161,7 @@ func run(sizes []int) error {
 	defer os.RemoveAll(tmp)
 	bin := *skiffBin
 	if bin == "" {
-		if bin, err = buildSkiff(tmp); err != nil {
+		if bin, err = benchkit.BuildSkiff(tmp); err != nil {
 			return err
 		}
 	}

@@ -8,6 +8,7 @@ import (
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/skiffcd/skiff/bench/internal/benchkit"
 	"github.com/skiffcd/skiff/internal/clusters"
 	"github.com/skiffcd/skiff/internal/testcluster"
 )
@@ -123,14 +124,14 @@ func (ps planes) registerTargets(ctx context.Context, c client.Client, pin bool)
 // apiserverMeters reads every control plane's kube-apiserver CPU per
 // phase; each holds the last phase's figure per plane.
 type apiserverMeters struct {
-	meters []*cpuMeter
+	meters []*benchkit.CPUMeter
 	each   []float64
 }
 
 func newAPIServerMeters(pids []int) *apiserverMeters {
 	m := &apiserverMeters{}
 	for _, pid := range pids {
-		m.meters = append(m.meters, newCPUMeter(pid))
+		m.meters = append(m.meters, benchkit.NewCPUMeter(pid))
 	}
 	return m
 }
@@ -141,7 +142,7 @@ func (m *apiserverMeters) phase() float64 {
 	m.each = m.each[:0]
 	sum := 0.0
 	for _, meter := range m.meters {
-		cpu := meter.phase()
+		cpu := meter.Phase()
 		m.each = append(m.each, cpu)
 		sum += cpu
 	}

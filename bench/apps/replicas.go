@@ -13,6 +13,7 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/skiffcd/skiff/bench/internal/benchkit"
 	"github.com/skiffcd/skiff/internal/shard"
 	"github.com/skiffcd/skiff/internal/testcluster"
 )
@@ -85,7 +86,7 @@ func (rs replicaSet) alive() error {
 	for _, r := range rs {
 		select {
 		case <-r.exited:
-			return fmt.Errorf("skiff server %s exited; log tail:\n%s", r.name, tail(r.log, 30))
+			return fmt.Errorf("skiff server %s exited; log tail:\n%s", r.name, benchkit.Tail(r.log, 30))
 		default:
 		}
 	}

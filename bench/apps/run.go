@@ -2,9 +2,7 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"net/http"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -16,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
+	"github.com/skiffcd/skiff/bench/internal/benchkit"
 	"github.com/skiffcd/skiff/internal/testcluster"
 )
 
@@ -176,17 +175,7 @@ func serverArgs(kubeconfig, cacheDir, metricsAddr, healthAddr, pprofAddr string,
 // waitReady waits for skiff server to be ready and the Application kind to
 // be served.
 func waitReady(ctx context.Context, c client.Client, healthAddr string, alive func() error) error {
-	if err := waitFor(ctx, "skiff server /readyz", 2*time.Minute, alive, func() error {
-		resp, err := http.Get("http://" + healthAddr + "/readyz")
-		if err != nil {
-			return err
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return errors.New(resp.Status)
-		}
-		return nil
-	}); err != nil {
+	if err := benchkit.WaitReadyz(ctx, healthAddr, 2*time.Minute, pollEvery, alive); err != nil {
 		return err
 	}
 	// The CRDs are installed before the manager starts; wait for the kind to be served.
@@ -511,7 +500,7 @@ func (p *phases) steadyState(sha string) error {
 	res.hwm = proc.hwm()
 	res.anonPeak, res.fileRSS = proc.anonPeak()
 	for i := range res.replicas {
-		res.replicas[i].steadyCPU, res.replicas[i].hwm = proc.each[i].cpu/idle.Minutes(), proc.procs[i].hwm()
+		res.replicas[i].steadyCPU, res.replicas[i].hwm = proc.each[i].cpu/idle.Minutes(), proc.procs[i].HWM()
 	}
 	// Still converged?
 	var list v1alpha1.ApplicationList

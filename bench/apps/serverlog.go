@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"os"
 	"strings"
+
+	"github.com/skiffcd/skiff/bench/internal/benchkit"
 )
 
 func scanLog(path string) (int, []string) {
@@ -20,33 +22,11 @@ func scanLog(path string) (int, []string) {
 		l := sc.Text()
 		if strings.Contains(l, "ERROR") || strings.Contains(l, `"level":"error"`) || strings.Contains(l, "panic") {
 			count++
-			lines = append(lines, truncate(l, 400))
+			lines = append(lines, benchkit.Truncate(l, 400))
 			if len(lines) > 8 {
 				lines = lines[1:]
 			}
 		}
 	}
 	return count, lines
-}
-
-func tail(path string, n int) string {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return err.Error()
-	}
-	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	for i := range lines {
-		lines[i] = truncate(lines[i], 400)
-	}
-	return strings.Join(lines, "\n")
-}
-
-func truncate(s string, n int) string {
-	if len(s) > n {
-		return s[:n] + "…"
-	}
-	return s
 }

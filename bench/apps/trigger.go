@@ -1,14 +1,8 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
-	"net/http"
 	"sort"
 	"time"
 
@@ -17,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
+	"github.com/skiffcd/skiff/bench/internal/benchkit"
 )
 
 // webhookSecret signs the bench's push events; skiff reads it from
@@ -37,35 +32,12 @@ func triggerRefresh(ctx context.Context, c client.Client, n int, apiAddr, repoUR
 			return nil
 		})
 	}
-	body, err := json.Marshal(map[string]any{
-		"ref":        "refs/heads/master",
-		"repository": map[string]any{"clone_url": repoURL, "default_branch": "master"},
-	})
+	out, err := benchkit.PushWebhook(ctx, apiAddr, repoURL, webhookSecret)
 	if err != nil {
 		return err
 	}
-	mac := hmac.New(sha256.New, []byte(webhookSecret))
-	mac.Write(body)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+apiAddr+"/api/webhook", bytes.NewReader(body))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("X-GitHub-Event", "push")
-	req.Header.Set("X-Hub-Signature-256", "sha256="+hex.EncodeToString(mac.Sum(nil)))
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return fmt.Errorf("sending the push webhook: %w", err)
-	}
-	defer resp.Body.Close()
-	var out struct {
-		Refreshed []string `json:"refreshed"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("push webhook answered %s (%v)", resp.Status, err)
-	}
-	if len(out.Refreshed) != n {
-		return fmt.Errorf("push webhook refreshed %d apps, want %d", len(out.Refreshed), n)
+	if len(out.Apps) != n {
+		return fmt.Errorf("push webhook refreshed %d apps, want %d", len(out.Apps), n)
 	}
 	return nil
 }

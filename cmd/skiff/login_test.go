@@ -15,7 +15,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/skiffcd/skiff/internal/appsetops"
 	"github.com/skiffcd/skiff/internal/cli/sessioncli"
+	"github.com/skiffcd/skiff/internal/clusters"
 	"github.com/skiffcd/skiff/internal/reposerver"
 	"github.com/skiffcd/skiff/internal/server"
 )
@@ -109,6 +111,7 @@ func startAPIServer(t *testing.T, ns string) apiServer {
 		Repo: repo, Dynamic: dyn, Mapper: c.RESTMapper(),
 		Informers: countingInformers{Informers: informers, n: streams},
 	}
+	s.GenerateAppSet = appsetops.Live{Repo: repo, Clusters: clusters.NewStatic(), Reader: c, Dynamic: dyn, Namespace: ns}.Generate
 	s.Options.Listener = ln
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 2)

@@ -28,6 +28,6 @@ func newRootCommand() *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.AddCommand(newVersionCommand(), newServerCommand(), newRenderCommand(), newAppCommand(),
-		newLoginCommand(), newLogoutCommand(), newAccountCommand(), newRolloutCommand(), newClusterCommand())
+		newLoginCommand(), newLogoutCommand(), newAccountCommand(), newRolloutCommand(), newClusterCommand(), newApplicationSetCommand())
 	return root
 }

@@ -17,6 +17,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	"github.com/skiffcd/skiff/internal/controller/applicationset"
 	"github.com/skiffcd/skiff/internal/logging"
 	"github.com/skiffcd/skiff/internal/manager"
 	"github.com/skiffcd/skiff/internal/server"
@@ -24,11 +25,13 @@ import (
 
 func newServerCommand() *cobra.Command {
 	var (
-		kubeconfig string
-		opts       manager.Options
-		apiPort    int
-		apiAddress string
-		gcPercent  int
+		kubeconfig   string
+		appsetPolicy string
+		opts         manager.Options
+		apiPort      int
+		apiAddress   string
+		gcPercent    int
+		scmEnabled   bool
 	)
 	cmd := &cobra.Command{
 		Use:   "server",
@@ -43,6 +46,19 @@ func newServerCommand() *cobra.Command {
 				// Nobody can ask for a heap profile: sampling allocations
 				// would keep a record per sampled call stack for nothing.
 				runtime.MemProfileRate = 0
+			}
+			policy, err := applicationset.ParsePolicy(appsetPolicy)
+			if err != nil {
+				return err
+			}
+			opts.AppSetPolicy = policy
+			if !cmd.Flags().Changed("appset-enable-policy-override") {
+				// As Argo CD: sets may override the policy unless one is given.
+				opts.AppSetPolicyOverride = appsetPolicy == ""
+			}
+			opts.AppSetSCM.Disabled = !scmEnabled
+			if err := opts.AppSetSCM.Check(); err != nil {
+				return err
 			}
 			cfg, err := loadConfig(kubeconfig)
 			if err != nil {
@@ -89,6 +105,11 @@ func newServerCommand() *cobra.Command {
 	f.BoolVar(&opts.InstallCRDs, "install-crds", false, "apply the argoproj.io CRDs before starting")
 	f.StringVar(&opts.CacheDir, "cache-dir", "", "where git repositories and Helm charts are cached (default $XDG_CACHE_HOME/skiff)")
 	f.DurationVar(&opts.RefreshPeriod, "app-resync", 180*time.Second, "how often each Application is compared with git (Argo CD's timeout.reconciliation)")
+	f.StringVar(&appsetPolicy, "appset-policy", "", "what the ApplicationSet controller may do to generated Applications (Argo CD's --policy): sync (create, update, delete), create-only, create-update or create-delete; when set, ApplicationSets' syncPolicy.applicationsSync is ignored unless --appset-enable-policy-override")
+	f.BoolVar(&opts.AppSetPolicyOverride, "appset-enable-policy-override", false, "let ApplicationSets' syncPolicy.applicationsSync replace --appset-policy (Argo CD's --enable-policy-override; default: true when --appset-policy is unset)")
+	f.StringSliceVar(&opts.AppSetSCM.AllowedAPIs, "appset-allowed-scm-providers", nil, "API URLs the ApplicationSet scmProvider and pullRequest generators may name in api, where their tokenRef token goes (Argo CD's applicationsetcontroller.allowed.scm.providers; default: only https://api.github.com and https://gitlab.com)")
+	f.BoolVar(&scmEnabled, "appset-enable-scm-providers", true, "run the ApplicationSet scmProvider and pullRequest generators (Argo CD's applicationsetcontroller.enable.scm.providers)")
+	f.BoolVar(&opts.AppSetSCM.TokenRefStrict, "appset-tokenref-strict-mode", false, "read only tokenRef Secrets labelled argocd.argoproj.io/secret-type: scm-creds (Argo CD's applicationsetcontroller.enable.tokenref.strict.mode)")
 	f.Float32Var(&opts.KubeAPIQPS, "kube-api-qps", 100, "requests per second each Kubernetes API client (one per resource type) may send")
 	f.IntVar(&opts.KubeAPIBurst, "kube-api-burst", 200, "requests each Kubernetes API client (one per resource type) may send in a burst")
 	f.BoolVar(&opts.KubeAPICompression, "kube-api-compression", false, "ask the Kubernetes API server for gzip-compressed responses (for a distant API server; costs CPU on both sides)")

@@ -12,7 +12,7 @@ import (
 )
 
 // The API server must serve every kind under the names Argo CD and Argo
-// Rollouts users type: kubectl get app, ro, at, cat, ar.
+// Rollouts users type: kubectl get app, appset, ro, at, cat, ar.
 func TestInstallServesArgoKindsUnderTheirShortNames(t *testing.T) {
 	installed(t)
 	// A second install (every `skiff server --install-crds` start) must succeed too.
@@ -55,6 +55,9 @@ func TestInstallServesArgoKindsUnderTheirShortNames(t *testing.T) {
 			resource: "analysistemplates", want: served{"AnalysisTemplate", true, []string{"at"}}},
 		"ClusterAnalysisTemplate is cluster scoped with cat": {
 			resource: "clusteranalysistemplates", want: served{"ClusterAnalysisTemplate", false, []string{"cat"}}},
+		"ApplicationSet has appset and appsets and a status subresource": {
+			resource: "applicationsets", want: served{"ApplicationSet", true, []string{"appset", "appsets"}},
+			subsources: []string{"applicationsets/status"}},
 		"AnalysisRun has ar and a status subresource": {
 			resource: "analysisruns", want: served{"AnalysisRun", true, []string{"ar"}},
 			subsources: []string{"analysisruns/status"}},

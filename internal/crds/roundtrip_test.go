@@ -211,10 +211,10 @@ func removeSchemaDefaults(written, read any) any {
 }
 
 // hasStatusSubresource lists the kinds whose status is written through
-// /status, as in Argo Rollouts; Argo CD keeps Application status in the
-// main resource.
+// /status, as in Argo Rollouts and Argo CD's ApplicationSet; Argo CD keeps
+// Application status in the main resource.
 func hasStatusSubresource(kind string) bool {
-	return kind == "Rollout" || kind == "AnalysisRun"
+	return kind == "Rollout" || kind == "AnalysisRun" || kind == "ApplicationSet"
 }
 
 // checkTypedDecode decodes a stored object into Skiff's Go types. Every field

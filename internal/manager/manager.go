@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/skiffcd/skiff/internal/appsetops"
 	"github.com/skiffcd/skiff/internal/argocdcm"
 	"github.com/skiffcd/skiff/internal/knowntypes"
 	"github.com/skiffcd/skiff/internal/render"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
@@ -31,10 +33,12 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
+	"github.com/skiffcd/skiff/internal/appset/scm"
 	"github.com/skiffcd/skiff/internal/clustercache"
 	"github.com/skiffcd/skiff/internal/clusters"
 	analysiscontroller "github.com/skiffcd/skiff/internal/controller/analysis"
 	"github.com/skiffcd/skiff/internal/controller/application"
+	"github.com/skiffcd/skiff/internal/controller/applicationset"
 	"github.com/skiffcd/skiff/internal/controller/notification"
 	rolloutcontroller "github.com/skiffcd/skiff/internal/controller/rollout"
 	"github.com/skiffcd/skiff/internal/crds"
@@ -83,6 +87,15 @@ type Options struct {
 	KubeAPICompression bool
 	// CompareWorkers and OperationWorkers size the Application work queues.
 	CompareWorkers, OperationWorkers int
+	// AppSetPolicy is the ApplicationSet controller's policy (Argo CD's
+	// --policy; "" is sync) and AppSetPolicyOverride lets a set's
+	// syncPolicy.applicationsSync replace it (--enable-policy-override).
+	AppSetPolicy         v1alpha1.ApplicationsSyncPolicy
+	AppSetPolicyOverride bool
+	// AppSetSCM is what the scmProvider and pullRequest generators may
+	// reach (--appset-allowed-scm-providers, --appset-enable-scm-providers,
+	// --appset-tokenref-strict-mode).
+	AppSetSCM scm.Policy
 	// API configures the API server (JSON API, login, webhooks); an empty
 	// API.Addr or "0" turns it off.
 	API server.Options
@@ -170,6 +183,9 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 		publishStates(shards.Members, apps)
 	}
 	if err := addAPIServer(mgr, opts, apps, config, shards); err != nil {
+		return err
+	}
+	if err := addApplicationSetController(mgr, opts, apps, config, events, applications); err != nil {
 		return err
 	}
 	notifications := &notification.Reconciler{Client: mgr.GetClient(), Namespace: opts.Namespace,
@@ -410,6 +426,59 @@ func addApplicationController(mgr ctrl.Manager, cfg *rest.Config, opts Options, 
 	return r, r.SetupWithManager(mgr)
 }
 
+// generateApplications, when set, replaces the generators: tests set it.
+var generateApplications appsetops.Generator
+
+// appSetInputs are what the ApplicationSet controller and the API's
+// generate read: one set of inputs, so a preview is what the controller
+// makes.
+func appSetInputs(opts Options, apps *application.Reconciler, config client.Reader, dyn dynamic.Interface) appsetops.Live {
+	return appsetops.Live{Repo: apps.Repo, Clusters: apps.Clusters, Reader: config, Dynamic: dyn, Namespace: opts.Namespace, SCM: opts.AppSetSCM}
+}
+
+// liveGenerator generates with live's inputs, asking git anew for a set
+// that a push refreshed (Argo CD's refresh annotation).
+func liveGenerator(live appsetops.Live) appsetops.Generator {
+	return func(ctx context.Context, set *v1alpha1.ApplicationSet) ([]v1alpha1.Application, error) {
+		l := live
+		_, l.Fresh = set.Annotations[appsetops.RefreshAnnotation]
+		return l.Generate(ctx, set)
+	}
+}
+
+// addApplicationSetController runs the ApplicationSet controller on the
+// leader, for the sets of Skiff's namespace, when the cluster serves
+// ApplicationSets: a cluster whose CRDs predate them keeps running the
+// other controllers (and says so).
+func addApplicationSetController(mgr ctrl.Manager, opts Options, apps *application.Reconciler, config client.Reader, events *eventrecorder.Sink, applications *kubeclient.Applications) error {
+	_, err := mgr.GetRESTMapper().RESTMapping(v1alpha1.GroupVersion.WithKind("ApplicationSet").GroupKind(), v1alpha1.GroupVersion.Version)
+	if meta.IsNoMatchError(err) {
+		mgr.GetLogger().Info("the cluster serves no ApplicationSets (apply Skiff's CRDs or use --install-crds): their controller is off")
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("looking up ApplicationSets: %w", err)
+	}
+	generate := generateApplications
+	if generate == nil {
+		dyn, err := dynamic.NewForConfig(mgr.GetConfig())
+		if err != nil {
+			return fmt.Errorf("building the ApplicationSet generators' dynamic client: %w", err)
+		}
+		generate = liveGenerator(appSetInputs(opts, apps, config, dyn))
+	}
+	r := &applicationset.Reconciler{
+		Client:         applications.Writes(mgr.GetClient()),
+		Namespace:      opts.Namespace,
+		Generate:       generate,
+		Clusters:       apps.Clusters,
+		Policy:         opts.AppSetPolicy,
+		PolicyOverride: opts.AppSetPolicyOverride,
+		Recorder:       events.Recorder("argocd-applicationset-controller"),
+	}
+	return r.SetupWithManager(mgr)
+}
+
 // newEngine is a sync engine writing through c, which asks every object's
 // scope once (see kubeclient).
 func newEngine(c client.Client, judge health.Judge) *syncengine.Engine {
@@ -485,8 +554,9 @@ func addAPIServer(mgr ctrl.Manager, opts Options, apps *application.Reconciler, 
 		KnownTypeFields: func() []knowntypes.Field {
 			return apps.Settings.Current().Resource.KnownTypeFields()
 		},
-		CustomActions: resourceactions.LuaActions{Scripts: resourceactions.ArgoCDScripts(apps.Settings.Current)},
-		Log:           slog.New(logr.ToSlogHandler(mgr.GetLogger().WithName("api-server"))),
+		CustomActions:  resourceactions.LuaActions{Scripts: resourceactions.ArgoCDScripts(apps.Settings.Current)},
+		GenerateAppSet: appSetInputs(opts, apps, config, dyn).Generate,
+		Log:            slog.New(logr.ToSlogHandler(mgr.GetLogger().WithName("api-server"))),
 	}
 	srv.ClusterStates = electedStates{elected: mgr.Elected(), local: apps}
 	if shards != nil {

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"slices"
 	"sort"
 
 	"golang.org/x/sync/errgroup"
@@ -10,6 +11,8 @@ import (
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
 	"github.com/skiffcd/skiff/internal/appops"
+	"github.com/skiffcd/skiff/internal/appset"
+	"github.com/skiffcd/skiff/internal/opserr"
 )
 
 // Refresher asks for an immediate comparison of the named Applications
@@ -83,5 +86,29 @@ func (s *Server) refreshFor(ctx context.Context, ev *push) ([]string, error) {
 		}
 	}
 	sort.Strings(refreshed)
+	return refreshed, nil
+}
+
+// refreshAppSetsFor asks the ApplicationSet controller to generate again,
+// with fresh git revisions, every set whose git generators read a pushed
+// repository, in any spelling the webhook matching of apps accepts
+// (whatever branch: a generator's revision may be any). It returns their
+// names.
+func (s *Server) refreshAppSetsFor(ctx context.Context, ev *push) ([]string, error) {
+	ops := s.appSetOps()
+	sets, err := ops.List(ctx, "", nil)
+	if err != nil {
+		return nil, err
+	}
+	refreshed := []string{}
+	for i := range sets {
+		if !slices.ContainsFunc(appset.GitRepos(&sets[i].Spec), func(repo string) bool { return sameRepo(repo, ev.RepoURLs) }) {
+			continue
+		}
+		if err := ops.Refresh(ctx, sets[i].Name); err != nil && !errors.Is(err, opserr.ErrNotFound) {
+			return nil, err
+		}
+		refreshed = append(refreshed, sets[i].Name)
+	}
 	return refreshed, nil
 }

@@ -36,6 +36,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
+	"github.com/skiffcd/skiff/internal/appsetops"
 	"github.com/skiffcd/skiff/internal/argocdcm"
 	"github.com/skiffcd/skiff/internal/clusterops"
 	"github.com/skiffcd/skiff/internal/clusters"
@@ -114,6 +115,9 @@ type Server struct {
 	// ClusterStates gives /api/v1/clusters the clusters' connection
 	// states; nil leaves them Unknown.
 	ClusterStates clusterops.States
+	// GenerateAppSet previews the Applications of an ApplicationSet
+	// (POST /api/v1/applicationsets/generate); nil answers 400.
+	GenerateAppSet appsetops.Generator
 	// CustomActions are argocd-cm's resource actions; nil means the
 	// built-in ones only.
 	CustomActions resourceactions.Custom
@@ -299,6 +303,11 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle("PUT /api/v1/clusters/{id}", s.authenticated(s.handleUpdateCluster))
 	mux.Handle("DELETE /api/v1/clusters/{id}", s.authenticated(s.handleDeleteCluster))
 	mux.Handle("POST /api/v1/clusters/{id}/rotate-auth", s.authenticated(s.handleRotateClusterAuth))
+	mux.Handle("GET /api/v1/applicationsets", s.authenticated(s.handleListAppSets))
+	mux.Handle("POST /api/v1/applicationsets", s.authenticated(s.handleCreateAppSet))
+	mux.Handle("POST /api/v1/applicationsets/generate", s.authenticated(s.handleGenerateAppSet))
+	mux.Handle("GET /api/v1/applicationsets/{name}", s.authenticated(s.handleGetAppSet))
+	mux.Handle("DELETE /api/v1/applicationsets/{name}", s.authenticated(s.handleDeleteAppSet))
 	mux.Handle("GET /api/v1/rollouts/{namespace}/{name}", s.authenticated(s.handleGetRollout))
 	mux.Handle("POST /api/v1/rollouts/{namespace}/{name}/{action}", s.authenticated(s.handleRolloutAction))
 	// "/" for every method, not "GET /": ServeMux refuses "GET /" next to

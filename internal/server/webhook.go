@@ -377,7 +377,12 @@ func (s *Server) handleWebhook(w http.ResponseWriter, r *http.Request) {
 		s.internalError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"refreshed": refreshed})
+	sets, err := s.refreshAppSetsFor(r.Context(), ev)
+	if err != nil {
+		s.internalError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"refreshed": refreshed, "refreshedApplicationSets": sets})
 }
 
 // readWebhookBody reads a payload: of a known length (at most the limit,

@@ -6,6 +6,7 @@ import {appView} from './appdetail.js';
 import {navigate, link, setRenderer} from './nav.js';
 import {rolloutsView, rolloutView} from './rollouts.js';
 import {clustersView} from './clusters.js';
+import {appSetsView} from './appsets.js';
 
 const root = document.getElementById('root');
 let cleanup = null;
@@ -18,6 +19,7 @@ const routes = [
   [/^\/rollouts\/?$/, rolloutsView],
   [/^\/rollouts\/([^/]+)\/([^/]+)\/?$/, rolloutView],
   [/^\/clusters\/?$/, clustersView],
+  [/^\/applicationsets\/?$/, appSetsView],
 ];
 
 function goLogin() {
@@ -100,12 +102,13 @@ onLiveChange((live) => {
 
 function layout(path) {
   const item = (to, label, abbr, testid) => link(to, {
-    class: 'nav-item' + (path.startsWith(to) ? ' active' : ''), testid,
+    class: 'nav-item' + (path === to || path.startsWith(to + '/') ? ' active' : ''), testid,
   }, h('span', {class: 'nav-icon'}, abbr), h('span', {class: 'nav-label'}, label));
   return h('nav', {class: 'sidebar', id: 'sidebar'},
     link('/applications', {class: 'brand'}, h('img', {src: '/logo.svg', alt: '', class: 'brand-logo'}), h('span', {class: 'brand-name'}, 'Skiff')),
     h('div', {class: 'nav-items'},
       item('/applications', 'Applications', 'A', 'nav-applications'),
+      item('/applicationsets', 'ApplicationSets', 'S', 'nav-applicationsets'),
       item('/rollouts', 'Rollouts', 'R', 'nav-rollouts'),
       item('/clusters', 'Clusters', 'C', 'nav-clusters')),
     h('div', {class: 'nav-user'},
