@@ -34,15 +34,12 @@ import (
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
 	"github.com/skiffcd/skiff/internal/appops"
+	"github.com/skiffcd/skiff/internal/appsetops"
 	"github.com/skiffcd/skiff/internal/reposerver"
 )
 
 // ownerIndex indexes Applications by the ApplicationSet that controls them.
 const ownerIndex = ".metadata.controller"
-
-// annotationRefresh asks for a pass at once (a webhook's push, `skiff
-// appset` refresh); the controller removes it after the pass, as Argo CD's.
-const annotationRefresh = "argocd.argoproj.io/application-set-refresh"
 
 // retryWait is how soon a pass that met a write race (an app created or
 // changed meanwhile) is tried again.
@@ -139,8 +136,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return ctrl.Result{}, client.IgnoreNotFound(err)
 		}
 	}
-	if _, ok := set.Annotations[annotationRefresh]; ok {
-		patch := client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"annotations":{"`+annotationRefresh+`":null}}}`))
+	if _, ok := set.Annotations[appsetops.RefreshAnnotation]; ok {
+		patch := client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"annotations":{"`+appsetops.RefreshAnnotation+`":null}}}`))
 		if err := r.Client.Patch(ctx, set, patch); client.IgnoreNotFound(err) != nil {
 			return ctrl.Result{}, fmt.Errorf("removing the refresh annotation of ApplicationSet %s: %w", set.Name, err)
 		}
@@ -422,13 +419,13 @@ func (setChanged) Update(e event.UpdateEvent) bool {
 // controller's own, asks for nothing.
 func withoutRefresh(annotations map[string]string) map[string]string {
 	out := maps.Clone(annotations)
-	delete(out, annotationRefresh)
+	delete(out, appsetops.RefreshAnnotation)
 	return out
 }
 
 // refreshAsked reports whether set carries the refresh annotation.
 func refreshAsked(set client.Object) bool {
-	_, ok := set.GetAnnotations()[annotationRefresh]
+	_, ok := set.GetAnnotations()[appsetops.RefreshAnnotation]
 	return ok
 }
 

@@ -173,30 +173,6 @@ func TestUpdated(t *testing.T) {
 	}
 }
 
-func TestRequeueAfter(t *testing.T) {
-	secs := func(n int64) *int64 { return &n }
-	for name, tc := range map[string]struct {
-		gens []v1alpha1.ApplicationSetGenerator
-		want time.Duration
-	}{
-		"a list needs no requeue":               {gens: []v1alpha1.ApplicationSetGenerator{{List: &v1alpha1.ListGenerator{}}}},
-		"git defaults to three minutes":         {gens: []v1alpha1.ApplicationSetGenerator{{Git: &v1alpha1.GitGenerator{}}}, want: 3 * time.Minute},
-		"requeueAfterSeconds sets it":           {gens: []v1alpha1.ApplicationSetGenerator{{Git: &v1alpha1.GitGenerator{RequeueAfterSeconds: secs(20)}}}, want: 20 * time.Second},
-		"zero requeueAfterSeconds turns it off": {gens: []v1alpha1.ApplicationSetGenerator{{Git: &v1alpha1.GitGenerator{RequeueAfterSeconds: secs(0)}}}},
-		"the shortest generator's wins": {gens: []v1alpha1.ApplicationSetGenerator{
-			{PullRequest: &v1alpha1.PullRequestGenerator{}}, {Git: &v1alpha1.GitGenerator{RequeueAfterSeconds: secs(600)}}}, want: 10 * time.Minute},
-		"a matrix's children count": {gens: []v1alpha1.ApplicationSetGenerator{{Matrix: &v1alpha1.MatrixGenerator{
-			Generators: []v1alpha1.ApplicationSetNestedGenerator{{List: &v1alpha1.ListGenerator{}}, {SCMProvider: &v1alpha1.SCMProviderGenerator{}}}}}}, want: 30 * time.Minute},
-	} {
-		t.Run(name, func(t *testing.T) {
-			set := &v1alpha1.ApplicationSet{Spec: v1alpha1.ApplicationSetSpec{Generators: tc.gens}}
-			if got := requeueAfter(set); got != tc.want {
-				t.Errorf("requeue %v, want %v", got, tc.want)
-			}
-		})
-	}
-}
-
 func TestConditions(t *testing.T) {
 	then := metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	now := metav1.NewTime(then.Add(time.Hour))

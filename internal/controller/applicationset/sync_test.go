@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
+	"github.com/skiffcd/skiff/internal/appsetops"
 	"github.com/skiffcd/skiff/internal/testcluster"
 	"github.com/skiffcd/skiff/internal/testwait"
 )
@@ -65,11 +66,11 @@ func TestCreateUpdateDelete(t *testing.T) {
 	// A refresh asked (a webhook's, the CLI's) is a pass, and the
 	// annotation goes.
 	update(t, c, set, func(s *v1alpha1.ApplicationSet) {
-		s.Annotations = map[string]string{annotationRefresh: "true"}
+		s.Annotations = map[string]string{appsetops.RefreshAnnotation: "true"}
 		elements(t, s, "name: one", "name: two")
 	})
 	waitSet(t, c, set, "the refresh annotation removed", func(s *v1alpha1.ApplicationSet) bool {
-		_, asked := s.Annotations[annotationRefresh]
+		_, asked := s.Annotations[appsetops.RefreshAnnotation]
 		return !asked && s.Status.ResourcesCount == 2
 	})
 }
