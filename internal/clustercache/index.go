@@ -20,7 +20,7 @@ func (c *Cache) upsert(s *stored) {
 	}
 	subscribers := c.subscribers
 	c.mu.Unlock()
-	if !changed {
+	if !changed || quietUpdate(old, s) {
 		return
 	}
 	healthChanged := old != nil && s.app != "" && old.app == s.app && old.health != s.health
@@ -28,6 +28,14 @@ func (c *Cache) upsert(s *stored) {
 	if old != nil && old.app != "" && old.app != s.app {
 		c.notify(subscribers, Event{App: old.app, Key: s.key})
 	}
+}
+
+// quietUpdate reports whether s, replacing old, changes only what its app
+// need not hear of: the same tracked object, by the same app, judged alike,
+// with the same fingerprint (Options.Fingerprint).
+func quietUpdate(old, s *stored) bool {
+	return old != nil && s.app != "" && old.app == s.app && old.health == s.health &&
+		s.fingerprint != "" && old.fingerprint == s.fingerprint
 }
 
 // Record stores objects as an update to the API server returned them (a
@@ -46,7 +54,7 @@ func (c *Cache) Record(objs ...*unstructured.Unstructured) {
 		u := obj.DeepCopy()
 		t := c.Tracking()
 		trim(u, t)
-		s, err := store(u, t, c.opts.Health)
+		s, err := store(u, t, c.opts.judges())
 		if err != nil {
 			continue // its watch event brings it
 		}

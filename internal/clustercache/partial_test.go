@@ -115,7 +115,7 @@ func TestADeletionDropsOnlyTheObjectItNames(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			c := newUnstartedCache()
 			watchEvent(t, c, gvk, configMap("second", "12"))
-			s, err := transform(gvk, DefaultTracking, nil)(tc.deleted)
+			s, err := transform(gvk, DefaultTracking, judges{})(tc.deleted)
 			if err != nil {
 				t.Fatal(err)
 			}

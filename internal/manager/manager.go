@@ -349,7 +349,7 @@ func addApplicationController(mgr ctrl.Manager, cfg *rest.Config, opts Options, 
 	// and the API's tree.
 	judge := settings.HealthJudge()
 	live, err := clustercache.New(cfg, clustercache.Options{Health: judge.StatusText, Namespaces: localCacheNamespaces(opts),
-		Excluded: settings.ExcludedIn(clusters.InClusterServer)})
+		Excluded: settings.ExcludedIn(clusters.InClusterServer), Fingerprint: application.UpdateFingerprint(settings)})
 	if err != nil {
 		return nil, err
 	}
@@ -423,7 +423,8 @@ func connectCluster(mgr ctrl.Manager, opts Options, settings *argocdcm.Source) a
 	judge := settings.HealthJudge()
 	return func(c clusters.Cluster, cfg *rest.Config) (*clustercache.Cache, *syncengine.Engine, error) {
 		cfg = clientConfig(cfg, opts)
-		live, err := clustercache.New(cfg, application.CacheOptions(c, clustercache.Options{Health: judge.StatusText, Excluded: settings.ExcludedIn(c.Server)}))
+		live, err := clustercache.New(cfg, application.CacheOptions(c, clustercache.Options{Health: judge.StatusText, Excluded: settings.ExcludedIn(c.Server),
+			Fingerprint: application.UpdateFingerprint(settings)}))
 		if err != nil {
 			return nil, nil, err
 		}

@@ -1,0 +1,85 @@
+package application
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/skiffcd/skiff/api/v1alpha1"
+	"github.com/skiffcd/skiff/internal/testgit"
+	"github.com/skiffcd/skiff/internal/testwait"
+)
+
+// An update of a field argocd-cm's ignoreResourceUpdates names, which
+// leaves the object's health alone, costs its app no comparison; an update
+// of another field is compared at once. The refresh period is an hour, so
+// every comparison counted is one a change asked for.
+func TestIgnoredResourceUpdatesQueueNoComparison(t *testing.T) {
+	ctx := context.Background()
+	argocd, dest := cluster.Namespace(t), cluster.Namespace(t)
+	settings := followSettings(t, argocd)
+	c, _, _ := startReconcilerWithSettings(t, argocd, time.Hour, settings)
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "argocd-cm", Namespace: argocd}, Data: map[string]string{
+		"resource.customizations.ignoreResourceUpdates.ConfigMap": "jqPathExpressions: ['.metadata.annotations.heartbeat']\n",
+	}}
+	if err := c.Create(ctx, cm); err != nil {
+		t.Fatal(err)
+	}
+	testwait.Eventually(t, "argocd-cm's ignoreResourceUpdates to be read", func() bool {
+		return len(settings.Current().Resource.UpdateRules(schema.GroupKind{Kind: "ConfigMap"})) > 0 &&
+			len(settings.Current().Resource.UpdateRules(schema.GroupKind{Group: "apps", Kind: "Deployment"})) == 0
+	})
+
+	repo := testgit.New(t)
+	repo.Commit(map[string]string{"app/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: beating}\ndata: {kept: a}\n"})
+	app := newApp(argocd, "beating", repo.URL(), "app", dest, nil)
+	app.Operation = &v1alpha1.Operation{Sync: &v1alpha1.SyncOperation{}, InitiatedBy: v1alpha1.OperationInitiator{Username: "test"}}
+	if err := c.Create(ctx, app); err != nil {
+		t.Fatal(err)
+	}
+	key := client.ObjectKeyFromObject(app)
+	waitApp(t, c, key, "synced", statusIs(v1alpha1.SyncStatusCodeSynced, v1alpha1.HealthStatusHealthy))
+
+	comparisons := func() float64 {
+		return comparisonsCounted(t, argocd, comparisonComputed) + comparisonsCounted(t, argocd, comparisonReused)
+	}
+	// The sync's own comparisons settle first.
+	settled := comparisons()
+	testwait.Eventually(t, "the comparisons to settle", func() error {
+		if now := comparisons(); now != settled {
+			settled = now
+			return fmt.Errorf("%v comparisons, and counting", now)
+		}
+		return nil
+	}, testwait.Interval(time.Second))
+
+	patch := func(p string) {
+		t.Helper()
+		live := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "beating", Namespace: dest}}
+		if err := c.Patch(ctx, live, client.RawPatch(types.MergePatchType, []byte(p))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 3 {
+		patch(fmt.Sprintf(`{"metadata":{"annotations":{"heartbeat":"%d"}}}`, i))
+	}
+	// A live change is compared liveChangeCoalescing after it: ten times that.
+	time.Sleep(10 * liveChangeCoalescing)
+	if n := comparisons() - settled; n != 0 {
+		t.Fatalf("%v comparisons after updates of an ignored annotation; want none", n)
+	}
+	patch(`{"data":{"kept":"changed"}}`)
+	waitApp(t, c, key, "OutOfSync after an update of a compared field", func(a *v1alpha1.Application) bool {
+		return a.Status.Sync.Status == v1alpha1.SyncStatusCodeOutOfSync
+	})
+	if n := comparisons() - settled; n < 1 {
+		t.Fatalf("%v comparisons after an update of a compared field; want one at least", n)
+	}
+}
