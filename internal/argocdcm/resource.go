@@ -424,6 +424,15 @@ func (s ResourceSettings) HealthScript(gk schema.GroupKind) (lua.Script, bool) {
 	return lua.Script{}, false
 }
 
+// Judge judges health by these settings' health scripts, then by the
+// built-in rules.
+func (s ResourceSettings) Judge() health.Judge {
+	return health.Judge{Custom: s.CustomHealth, Scripted: func(gk schema.GroupKind) bool {
+		_, ok := s.HealthScript(gk)
+		return ok
+	}}
+}
+
 // CustomHealth judges obj by its kind's health script in argocd-cm, when
 // there is one. A script that fails makes obj Unknown with the error.
 func (s ResourceSettings) CustomHealth(obj *unstructured.Unstructured) (health.Result, bool) {
@@ -446,6 +455,9 @@ func (s *Source) HealthJudge() health.Judge {
 	}
 	return health.Judge{Custom: func(obj *unstructured.Unstructured) (health.Result, bool) {
 		return s.Current().Resource.CustomHealth(obj)
+	}, Scripted: func(gk schema.GroupKind) bool {
+		_, ok := s.Current().Resource.HealthScript(gk)
+		return ok
 	}}
 }
 

@@ -413,7 +413,7 @@ func newEngine(c client.Client, judge health.Judge) *syncengine.Engine {
 	return &syncengine.Engine{Client: kubeclient.NewScopeMemo(c), Health: func(u *unstructured.Unstructured) (v1alpha1.HealthStatusCode, string) {
 		res := judge.Assess(u)
 		return res.Status, res.Message
-	}}
+	}, Awaited: judge.Awaited}
 }
 
 // connectCluster builds the watch cache and the sync engine of a

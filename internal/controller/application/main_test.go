@@ -112,7 +112,7 @@ func startReconcilerWithSettings(t *testing.T, ns string, period time.Duration, 
 			Health: func(u *unstructured.Unstructured) (v1alpha1.HealthStatusCode, string) {
 				res := judge.Assess(u)
 				return res.Status, res.Message
-			}},
+			}, Awaited: judge.Awaited},
 		RefreshPeriod: period,
 		Settings:      settings,
 	}
