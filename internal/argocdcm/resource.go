@@ -94,6 +94,17 @@ type IgnoreDiff struct {
 	ManagedFieldsManagers []string `json:"managedFieldsManagers,omitempty"`
 }
 
+// rule is d as the rule of an app's spec.ignoreDifferences for the kinds
+// of override key ("group/Kind", "Kind", globs).
+func (d IgnoreDiff) rule(key string) v1alpha1.ResourceIgnoreDifferences {
+	group, kind, ok := strings.Cut(key, "/")
+	if !ok {
+		group, kind = "", key
+	}
+	return v1alpha1.ResourceIgnoreDifferences{Group: group, Kind: kind,
+		JSONPointers: d.JSONPointers, JQPathExpressions: d.JQPathExpressions, ManagedFieldsManagers: d.ManagedFieldsManagers}
+}
+
 func (d IgnoreDiff) empty() bool {
 	return len(d.JSONPointers) == 0 && len(d.JQPathExpressions) == 0 && len(d.ManagedFieldsManagers) == 0
 }
@@ -569,13 +580,7 @@ func updateRules(data map[string]string, overrides map[string]Override, opts Com
 	}
 	var out []v1alpha1.ResourceIgnoreDifferences
 	for _, key := range sortedKeys(byKey) {
-		d := byKey[key]
-		group, kind, ok := strings.Cut(key, "/")
-		if !ok {
-			group, kind = "", key
-		}
-		out = append(out, v1alpha1.ResourceIgnoreDifferences{Group: group, Kind: kind,
-			JSONPointers: d.JSONPointers, JQPathExpressions: d.JQPathExpressions, ManagedFieldsManagers: d.ManagedFieldsManagers})
+		out = append(out, byKey[key].rule(key))
 	}
 	if opts.IgnoreDifferencesOnResourceUpdates {
 		out = append(out, ignores...)
@@ -606,12 +611,7 @@ func ignoreRules(overrides map[string]Override, opts CompareOptions) []v1alpha1.
 		if d.empty() {
 			continue
 		}
-		group, kind, ok := strings.Cut(key, "/")
-		if !ok {
-			group, kind = "", key
-		}
-		out = append(out, v1alpha1.ResourceIgnoreDifferences{Group: group, Kind: kind,
-			JSONPointers: d.JSONPointers, JQPathExpressions: d.JQPathExpressions, ManagedFieldsManagers: d.ManagedFieldsManagers})
+		out = append(out, d.rule(key))
 	}
 	switch opts.IgnoreResourceStatusField {
 	case StatusAll:

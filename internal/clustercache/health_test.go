@@ -35,19 +35,7 @@ func TestUpdatesThatChangeATrackedObjectsHealthAreReported(t *testing.T) {
 	healthChanged := func(e Event) bool { return e.HealthChanged }
 	update := func(name string, edit func(*corev1.ConfigMap)) {
 		t.Helper()
-		cm, err := client.Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		edit(cm)
-		updated, err := client.Update(ctx, cm, metav1.UpdateOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		testwait.Eventually(t, "the cache to hold "+name+" as updated", func() bool {
-			got, ok := c.Get(ResourceKey{Kind: "ConfigMap", Namespace: ns, Name: name})
-			return ok && got.GetResourceVersion() == updated.ResourceVersion
-		})
+		updateConfigMap(t, c, ns, name, edit)
 	}
 
 	// Until then a metadata-only copy (untracked, unjudged) can come in
@@ -91,19 +79,7 @@ func TestUpdatesThatKeepATrackedObjectsFingerprintAreNotTold(t *testing.T) {
 	key := ResourceKey{Kind: "ConfigMap", Namespace: ns, Name: "settings"}
 	update := func(edit func(*corev1.ConfigMap)) {
 		t.Helper()
-		cm, err := client.Get(ctx, "settings", metav1.GetOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		edit(cm)
-		updated, err := client.Update(ctx, cm, metav1.UpdateOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		testwait.Eventually(t, "the cache to hold the update", func() bool {
-			got, ok := c.Get(key)
-			return ok && got.GetResourceVersion() == updated.ResourceVersion
-		})
+		updateConfigMap(t, c, ns, "settings", edit)
 	}
 	ofSettings := func(e Event) bool { return e.Key == key && e.App == "shop" }
 	healthOfSettings := func(e Event) bool { return ofSettings(e) && e.HealthChanged }
@@ -128,4 +104,25 @@ func TestUpdatesThatKeepATrackedObjectsFingerprintAreNotTold(t *testing.T) {
 	}
 	update(func(cm *corev1.ConfigMap) { cm.Data["k"] = "b" })
 	testwait.Eventually(t, "the update of a watched field to be told", func() bool { return events.count(ofSettings)-before == 2 })
+}
+
+// updateConfigMap edits the ConfigMap ns/name in the cluster and waits
+// until c holds the update.
+func updateConfigMap(t *testing.T, c *Cache, ns, name string, edit func(*corev1.ConfigMap)) {
+	t.Helper()
+	ctx := context.Background()
+	client := kubernetes.NewForConfigOrDie(cluster.Config).CoreV1().ConfigMaps(ns)
+	cm, err := client.Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	edit(cm)
+	updated, err := client.Update(ctx, cm, metav1.UpdateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	testwait.Eventually(t, "the cache to hold "+name+" as updated", func() bool {
+		got, ok := c.Get(ResourceKey{Kind: "ConfigMap", Namespace: ns, Name: name})
+		return ok && got.GetResourceVersion() == updated.ResourceVersion
+	})
 }
