@@ -25,7 +25,7 @@ func TestIgnoredResourceUpdatesQueueNoComparison(t *testing.T) {
 	ctx := context.Background()
 	argocd, dest := cluster.Namespace(t), cluster.Namespace(t)
 	settings := followSettings(t, argocd)
-	c, _, _ := startReconcilerWithSettings(t, argocd, time.Hour, settings)
+	c, r, _ := startReconcilerWithSettings(t, argocd, time.Hour, settings)
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "argocd-cm", Namespace: argocd}, Data: map[string]string{
 		"resource.customizations.ignoreResourceUpdates.ConfigMap": "jqPathExpressions: ['.metadata.annotations.heartbeat']\n",
 	}}
@@ -45,8 +45,16 @@ func TestIgnoredResourceUpdatesQueueNoComparison(t *testing.T) {
 		t.Fatal(err)
 	}
 	key := client.ObjectKeyFromObject(app)
-	waitApp(t, c, key, "synced", statusIs(v1alpha1.SyncStatusCodeSynced, v1alpha1.HealthStatusHealthy))
+	waitApp(t, c, key, "synced, the sync over", func(a *v1alpha1.Application) bool {
+		return statusIs(v1alpha1.SyncStatusCodeSynced, v1alpha1.HealthStatusHealthy)(a) && a.Operation == nil &&
+			a.Status.OperationState != nil && a.Status.OperationState.Phase == v1alpha1.OperationSucceeded
+	})
 
+	// The cache first watches ConfigMaps by metadata only: the whole copy
+	// that follows is a change its app hears of.
+	testwait.Eventually(t, "the cache to hold the ConfigMap whole", func() bool {
+		return len(r.Cache.AppObjects(app.Name)) == 1
+	})
 	comparisons := func() float64 {
 		return comparisonsCounted(t, argocd, comparisonComputed) + comparisonsCounted(t, argocd, comparisonReused)
 	}
@@ -58,7 +66,7 @@ func TestIgnoredResourceUpdatesQueueNoComparison(t *testing.T) {
 			return fmt.Errorf("%v comparisons, and counting", now)
 		}
 		return nil
-	}, testwait.Interval(time.Second))
+	}, testwait.Interval(2*time.Second))
 
 	patch := func(p string) {
 		t.Helper()
