@@ -3,6 +3,8 @@ package application
 import (
 	"context"
 	"fmt"
+	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -13,14 +15,15 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
+	"github.com/skiffcd/skiff/internal/clustercache"
 	"github.com/skiffcd/skiff/internal/testgit"
 	"github.com/skiffcd/skiff/internal/testwait"
 )
 
 // An update of a field argocd-cm's ignoreResourceUpdates names, which
-// leaves the object's health alone, costs its app no comparison; an update
-// of another field is compared at once. The refresh period is an hour, so
-// every comparison counted is one a change asked for.
+// leaves the object's health alone, asks for no comparison of its app: the
+// controller's cache tells the controller (liveChange) nothing of it. An
+// update of another field is told, and the app is compared.
 func TestIgnoredResourceUpdatesQueueNoComparison(t *testing.T) {
 	ctx := context.Background()
 	argocd, dest := cluster.Namespace(t), cluster.Namespace(t)
@@ -55,19 +58,32 @@ func TestIgnoredResourceUpdatesQueueNoComparison(t *testing.T) {
 	testwait.Eventually(t, "the cache to hold the ConfigMap whole", func() bool {
 		return len(r.Cache.AppObjects(app.Name)) == 1
 	})
-	comparisons := func() float64 {
-		return comparisonsCounted(t, argocd, comparisonComputed) + comparisonsCounted(t, argocd, comparisonReused)
+	// What liveChange hears of the app from now on.
+	var mu sync.Mutex
+	var told []string
+	r.Cache.Subscribe(func(e clustercache.Event) {
+		if e.App == app.Name {
+			mu.Lock()
+			defer mu.Unlock()
+			told = append(told, fmt.Sprintf("%s %+v", time.Now().Format("15:04:05.000"), e))
+		}
+	})
+	base := 0
+	toldSoFar := func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(told[base:])
 	}
-	// The sync's own comparisons settle first.
-	settled := comparisons()
-	testwait.Eventually(t, "the comparisons to settle", func() error {
-		if now := comparisons(); now != settled {
-			settled = now
-			return fmt.Errorf("%v comparisons, and counting", now)
+	// The whole copy's event may trail it by a moment.
+	testwait.Eventually(t, "the cache's events of the sync to pass", func() error {
+		mu.Lock()
+		defer mu.Unlock()
+		if len(told) != base {
+			base = len(told)
+			return fmt.Errorf("%d events so far", base)
 		}
 		return nil
-	}, testwait.Interval(2*time.Second))
-
+	}, testwait.Interval(time.Second))
 	patch := func(p string) {
 		t.Helper()
 		live := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "beating", Namespace: dest}}
@@ -78,16 +94,16 @@ func TestIgnoredResourceUpdatesQueueNoComparison(t *testing.T) {
 	for i := range 3 {
 		patch(fmt.Sprintf(`{"metadata":{"annotations":{"heartbeat":"%d"}}}`, i))
 	}
-	// A live change is compared liveChangeCoalescing after it: ten times that.
+	// The cache hears of each patch well within ten coalescing delays.
 	time.Sleep(10 * liveChangeCoalescing)
-	if n := comparisons() - settled; n != 0 {
-		t.Fatalf("%v comparisons after updates of an ignored annotation; want none", n)
+	if got := toldSoFar(); len(got) != 0 {
+		t.Fatalf("updates of an ignored annotation were told: %v", got)
 	}
 	patch(`{"data":{"kept":"changed"}}`)
 	waitApp(t, c, key, "OutOfSync after an update of a compared field", func(a *v1alpha1.Application) bool {
 		return a.Status.Sync.Status == v1alpha1.SyncStatusCodeOutOfSync
 	})
-	if n := comparisons() - settled; n < 1 {
-		t.Fatalf("%v comparisons after an update of a compared field; want one at least", n)
+	if got := toldSoFar(); len(got) != 1 {
+		t.Fatalf("an update of a compared field was told %d times, want once: %v", len(got), got)
 	}
 }
