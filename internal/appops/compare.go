@@ -24,6 +24,7 @@ import (
 	"github.com/skiffcd/skiff/internal/crdschema"
 	"github.com/skiffcd/skiff/internal/diff"
 	"github.com/skiffcd/skiff/internal/hook"
+	"github.com/skiffcd/skiff/internal/knowntypes"
 	"github.com/skiffcd/skiff/internal/mask"
 	"github.com/skiffcd/skiff/internal/reposerver"
 )
@@ -44,6 +45,9 @@ type Renderer struct {
 	// IgnoreDifferences, when set, returns the rules added to every app's
 	// spec.ignoreDifferences (argocd-cm's), as the controller adds them.
 	IgnoreDifferences func() []v1alpha1.ResourceIgnoreDifferences
+	// KnownTypeFields, when set, returns argocd-cm's knownTypeFields, as
+	// the controller compares with them.
+	KnownTypeFields func() []knowntypes.Field
 
 	schemasOnce sync.Once
 }
@@ -164,13 +168,17 @@ func (r *Renderer) Compare(ctx context.Context, app *v1alpha1.Application, revis
 	if r.IgnoreDifferences != nil {
 		ignore = append(slices.Clip(ignore), r.IgnoreDifferences()...)
 	}
+	var known []knowntypes.Field
+	if r.KnownTypeFields != nil {
+		known = r.KnownTypeFields()
+	}
 	for _, d := range desired {
 		gvk := d.GroupVersionKind()
 		live, err := r.Live(ctx, gvk, d.GetNamespace(), d.GetName())
 		if err != nil {
 			return nil, err
 		}
-		res, err := diff.Compare(d, live, diff.Options{IgnoreDifferences: ignore, Schemas: r.schemas()})
+		res, err := diff.Compare(d, live, diff.Options{IgnoreDifferences: ignore, Schemas: r.schemas(), KnownTypeFields: known})
 		if err != nil {
 			return nil, fmt.Errorf("comparing %s %s: %w", gvk.Kind, QualifiedName(d.GetNamespace(), d.GetName()), err)
 		}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
 	"github.com/skiffcd/skiff/internal/health"
+	"github.com/skiffcd/skiff/internal/knowntypes"
 	"github.com/skiffcd/skiff/internal/lua"
 )
 
@@ -42,7 +43,9 @@ type ResourceSettings struct {
 	// Inclusions, when any names a cluster, are the only kinds watched there.
 	Inclusions     []FilteredResource
 	CompareOptions CompareOptions
-	// RespectRBAC is parsed only: Skiff watches every listable kind.
+	// RespectRBAC is "" (off: every listable kind is watched),
+	// clustercache.RespectRBACNormal or RespectRBACStrict: whether the
+	// watch caches skip the kinds their credentials may not list.
 	RespectRBAC string
 	// IgnoreResourceUpdatesEnabled (default true, as in Argo CD 3) lets a
 	// watch event that changes only ignored fields of a tracked object,
@@ -55,6 +58,8 @@ type ResourceSettings struct {
 	ignoreRules []v1alpha1.ResourceIgnoreDifferences
 	// updateRules are the rules of every kind's ignoreResourceUpdates.
 	updateRules []v1alpha1.ResourceIgnoreDifferences
+	// knownTypes are KnownTypeFields' answer, made once.
+	knownTypes []knowntypes.Field
 }
 
 // globKey is an override key with globs in its group or kind.
@@ -110,7 +115,7 @@ func (d IgnoreDiff) empty() bool {
 }
 
 // KnownTypeField maps a field of a custom resource to a Kubernetes type,
-// for the diff's unit conversions.
+// for the diff (see KnownTypeFields).
 type KnownTypeField struct {
 	Field string `json:"field"`
 	Type  string `json:"type"`
@@ -173,6 +178,7 @@ func parseResource(data map[string]string, errs []error) (ResourceSettings, []er
 	var s ResourceSettings
 	s.Overrides, errs = parseCustomizations(data, errs)
 	s.globKeys = compileGlobKeys(s.Overrides)
+	s.knownTypes, errs = knownTypeFields(s.Overrides, errs)
 
 	s.Exclusions = slices.Clone(coreExclusions)
 	if v, ok := data[keyExclusions]; ok {
@@ -202,11 +208,10 @@ func parseResource(data map[string]string, errs []error) (ResourceSettings, []er
 
 	switch v := strings.TrimSpace(data[keyRespectRBAC]); v {
 	case "":
-	case "normal", "strict":
+	case "normal", "strict": // clustercache.RespectRBACNormal, RespectRBACStrict
 		s.RespectRBAC = v
-		errs = append(errs, fmt.Errorf("%s: %q is not implemented by Skiff and is ignored: every listable kind is watched", keyRespectRBAC, v))
 	default:
-		errs = append(errs, fmt.Errorf("%s: %q is neither normal nor strict", keyRespectRBAC, v))
+		errs = append(errs, fmt.Errorf("%s: %q is neither normal nor strict; off applies", keyRespectRBAC, v))
 	}
 
 	s.IgnoreResourceUpdatesEnabled = true
@@ -600,6 +605,40 @@ func setsIgnoreResourceUpdates(data map[string]string) bool {
 	return false
 }
 
+// KnownTypeFields returns the fields of custom resources argocd-cm says
+// hold known Kubernetes types, for the diff.
+func (s ResourceSettings) KnownTypeFields() []knowntypes.Field {
+	return s.knownTypes
+}
+
+// knownTypeFields gathers the valid knownTypeFields of overrides, by
+// kind; an entry of an unknown type, without a field, or of a glob key
+// (they name one kind's fields, as in Argo CD) is one error.
+func knownTypeFields(overrides map[string]Override, errs []error) ([]knowntypes.Field, []error) {
+	var out []knowntypes.Field
+	for _, key := range sortedKeys(overrides) {
+		for _, f := range overrides[key].KnownTypeFields {
+			switch {
+			case strings.ContainsAny(key, "*?[{"):
+				errs = append(errs, fmt.Errorf("%s: knownTypeFields of %s: a glob key names no kind's fields", keyCustomizations, key))
+				continue
+			case strings.TrimSpace(f.Field) == "":
+				errs = append(errs, fmt.Errorf("%s: knownTypeFields of %s: an entry of type %q has no field", keyCustomizations, key, f.Type))
+				continue
+			case !knowntypes.Known(f.Type):
+				errs = append(errs, fmt.Errorf("%s: knownTypeFields of %s: field %s: %q is not a known Kubernetes type (e.g. core/v1/PodSpec)", keyCustomizations, key, f.Field, f.Type))
+				continue
+			}
+			group, kind, ok := strings.Cut(key, "/")
+			if !ok {
+				group, kind = "", key
+			}
+			out = append(out, knowntypes.Field{Group: group, Kind: kind, Field: strings.TrimSpace(f.Field), Type: f.Type})
+		}
+	}
+	return out, errs
+}
+
 // aggregatedRules leaves out the rules of a ClusterRole with an
 // aggregationRule, which the API server fills in (ignoreAggregatedRoles).
 const aggregatedRules = `select(.aggregationRule != null) | .rules`
@@ -665,6 +704,15 @@ func (s *Source) ExcludedIn(server string) func(schema.GroupKind) bool {
 	return func(gk schema.GroupKind) bool {
 		return s.Current().Resource.Excluded(gk.Group, gk.Kind, server)
 	}
+}
+
+// RespectRBAC returns resource.respectRBAC in force at each call, for a
+// watch cache's Options.RespectRBAC. A nil Source is off.
+func (s *Source) RespectRBAC() func() string {
+	if s == nil {
+		return nil
+	}
+	return func() string { return s.Current().Resource.RespectRBAC }
 }
 
 // Match reports whether the entry covers the kind in cluster.

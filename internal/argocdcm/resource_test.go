@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
+	"github.com/skiffcd/skiff/internal/knowntypes"
 	"github.com/skiffcd/skiff/internal/lua"
 )
 
@@ -233,22 +234,51 @@ func TestParseResourceFiltersAndOptions(t *testing.T) {
 				}
 			},
 		},
-		"invalid filters and options are errors naming their key; respectRBAC is not implemented": {
+		"respectRBAC normal and strict apply, trimmed": {
+			data: map[string]string{"resource.respectRBAC": " strict\n"},
+			check: func(t *testing.T, s ResourceSettings) {
+				if s.RespectRBAC != "strict" {
+					t.Errorf("RespectRBAC = %q, want strict", s.RespectRBAC)
+				}
+			},
+		},
+		"knownTypeFields of an unknown type, without a field or of a glob key are errors; the valid ones apply": {
+			data: map[string]string{
+				"resource.customizations.knownTypeFields.example.com_Widget": "- field: spec.budget\n  type: core/v1/ResourceList\n" +
+					"- field: spec.other\n  type: core/v1/Nothing\n- type: core/v1/PodSpec\n",
+				"resource.customizations.knownTypeFields.*.example.com_*": "- field: spec.x\n  type: core/v1/PodSpec\n",
+			},
+			wantErr: []string{
+				"knownTypeFields of *.example.com/*: a glob key names no kind's fields",
+				`knownTypeFields of example.com/Widget: field spec.other: "core/v1/Nothing" is not a known Kubernetes type`,
+				`knownTypeFields of example.com/Widget: an entry of type "core/v1/PodSpec" has no field`,
+			},
+			check: func(t *testing.T, s ResourceSettings) {
+				want := []knowntypes.Field{{Group: "example.com", Kind: "Widget", Field: "spec.budget", Type: "core/v1/ResourceList"}}
+				if got := s.KnownTypeFields(); !reflect.DeepEqual(got, want) {
+					t.Errorf("KnownTypeFields = %+v, want %+v", got, want)
+				}
+			},
+		},
+		"invalid filters and options are errors naming their key": {
 			data: map[string]string{
 				"resource.exclusions":                   "- apiGroups: apps\n",
 				"resource.inclusions":                   "[",
 				"resource.compareoptions":               "ignoreResourceStatusField: some\n",
-				"resource.respectRBAC":                  "strict",
+				"resource.respectRBAC":                  "true",
 				"resource.ignoreResourceUpdatesEnabled": "yes please",
 				"resource.customizations.health.Pod":    `return {status = "Healthy"}`,
 			},
-			wantErr: []string{"resource.exclusions:", "resource.inclusions:", "resource.compareoptions: ignoreResourceStatusField some", "resource.respectRBAC: \"strict\" is not implemented", "resource.ignoreResourceUpdatesEnabled:"},
+			wantErr: []string{"resource.exclusions:", "resource.inclusions:", "resource.compareoptions: ignoreResourceStatusField some", "resource.respectRBAC: \"true\" is neither normal nor strict", "resource.ignoreResourceUpdatesEnabled:"},
 			check: func(t *testing.T, s ResourceSettings) {
 				if !s.Excluded("", "Event", "") {
 					t.Errorf("the core exclusions were dropped with the invalid list")
 				}
 				if _, ok := s.HealthScript(pod); !ok {
 					t.Errorf("a valid key was lost")
+				}
+				if s.RespectRBAC != "" {
+					t.Errorf("an invalid respectRBAC = %q, want off", s.RespectRBAC)
 				}
 				if s.CompareOptions.IgnoreResourceStatusField != StatusCRD {
 					t.Errorf("an invalid ignoreResourceStatusField = %q, want crd", s.CompareOptions.IgnoreResourceStatusField)

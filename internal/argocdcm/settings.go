@@ -2,7 +2,8 @@
 // ConfigMap that change how apps are compared, judged and tracked: resource
 // customizations (Lua health checks and actions, ignoreDifferences,
 // exclusions and inclusions, compare options) and the application keys
-// (tracking method, instance label, reconciliation timeouts).
+// (tracking method, instance label, reconciliation timeouts), and the
+// kustomize and helm keys that change renders.
 //
 // Parse is pure: it turns the ConfigMap's data into Settings and one error
 // per invalid entry, and an invalid entry never stops the others from
@@ -11,7 +12,7 @@
 //
 // Files: settings.go (Settings, Parse, Source), resource.go (the
 // resource.* keys), application.go (the application.* and timeout.* keys),
-// kustomize.go (kustomize.buildOptions).
+// kustomize.go (kustomize.buildOptions), helm.go (helm.valuesFileSchemes).
 package argocdcm
 
 import (
@@ -38,6 +39,7 @@ type Settings struct {
 	Application ApplicationSettings
 	// Kustomize are the kustomize build flags of every app.
 	Kustomize render.KustomizeOptions
+	Helm      HelmSettings
 }
 
 // Parse reads data, argocd-cm's data, into Settings. Every invalid entry is
@@ -48,6 +50,7 @@ func Parse(data map[string]string) (*Settings, []error) {
 	s.Resource, errs = parseResource(data, errs)
 	s.Application, errs = parseApplication(data, errs)
 	s.Kustomize, errs = parseKustomize(data, errs)
+	s.Helm, errs = parseHelm(data, errs)
 	return &s, errs
 }
 

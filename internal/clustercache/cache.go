@@ -22,13 +22,16 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
+	authorizationv1client "k8s.io/client-go/kubernetes/typed/authorization/v1"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 )
 
 // ResourceKey identifies a live object.
@@ -89,6 +92,13 @@ type Options struct {
 	// ClusterResources, with Namespaces set, watches cluster-scoped kinds
 	// too (a cluster Secret's clusterResources: "true").
 	ClusterResources bool
+	// RespectRBAC, when set, answers argocd-cm's resource.respectRBAC in
+	// force: "", RespectRBACNormal or RespectRBACStrict (see rbac.go); it
+	// may change its answer, and RecheckRBAC applies the change.
+	RespectRBAC func() string
+	// Log receives the kinds skipped and watched again for
+	// resource.respectRBAC; default controller-runtime's logger.
+	Log logr.Logger
 }
 
 // defaultExcluded are kinds that change constantly and that no GitOps
@@ -107,6 +117,7 @@ type Cache struct {
 	dynamic   dynamic.Interface
 	discovery discovery.DiscoveryInterface
 	metadata  metadata.Interface
+	reviews   authorizationv1client.SelfSubjectAccessReviewInterface
 	excluded  map[schema.GroupKind]bool
 
 	mu          sync.RWMutex
@@ -116,9 +127,12 @@ type Cache struct {
 	children    map[types.UID]map[ResourceKey]bool
 	watched     map[schema.GroupVersionResource]*kindWatch
 	subscribers []func(Event)
-	// dropped are the kinds Reexclude stopped watching: late events of
-	// their informers are ignored.
+	// dropped are the kinds Reexclude or skip stopped watching: late
+	// events of their informers are ignored.
 	dropped map[schema.GroupKind]bool
+	// skipped are the kinds not watched for resource.respectRBAC, with
+	// why (see rbac.go).
+	skipped map[schema.GroupKind]string
 
 	// upgradeMu serialises upgrades, so a kind gets one full watch.
 	upgradeMu sync.Mutex
@@ -145,18 +159,26 @@ func New(cfg *rest.Config, opts Options) (*Cache, error) {
 	if err != nil {
 		return nil, fmt.Errorf("building metadata client: %w", err)
 	}
+	access, err := authorizationv1client.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("building authorization client: %w", err)
+	}
+	if opts.Log.GetSink() == nil {
+		opts.Log = logf.Log.WithName("clustercache")
+	}
 	excluded := map[schema.GroupKind]bool{}
 	for _, gk := range append(append([]schema.GroupKind{}, defaultExcluded...), opts.Exclude...) {
 		excluded[gk] = true
 	}
 	return &Cache{
-		opts: opts, dynamic: dyn, discovery: disc, metadata: meta, excluded: excluded,
+		opts: opts, dynamic: dyn, discovery: disc, metadata: meta, reviews: access.SelfSubjectAccessReviews(), excluded: excluded,
 		tracking:   opts.Tracking,
 		objects:    map[ResourceKey]*stored{},
 		byApp:      map[string]map[ResourceKey]bool{},
 		children:   map[types.UID]map[ResourceKey]bool{},
 		watched:    map[schema.GroupVersionResource]*kindWatch{},
 		dropped:    map[schema.GroupKind]bool{},
+		skipped:    map[schema.GroupKind]string{},
 		upgrades:   make(chan struct{}, 1),
 		rediscover: make(chan struct{}, 1),
 		synced:     make(chan struct{}),

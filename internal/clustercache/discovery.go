@@ -19,7 +19,7 @@ func (c *Cache) discover(ctx context.Context) error {
 	}
 	// A partial failure (an aggregated API that is down) must not stop
 	// watching everything else.
-	var started []cache.InformerSynced
+	var kinds []newKind
 	for _, list := range lists {
 		gv, err := schema.ParseGroupVersion(list.GroupVersion)
 		if err != nil {
@@ -37,24 +37,47 @@ func (c *Cache) discover(ctx context.Context) error {
 				continue
 			}
 			gvr := gv.WithResource(r.Name)
-			c.mu.Lock()
-			w, known := c.watched[gvr]
-			if !known {
-				w = &kindWatch{gvk: gvk, namespaces: c.namespacesOf(r.Namespaced)}
-				c.watched[gvr] = w
-				delete(c.dropped, gvk.GroupKind())
+			if !c.isWatched(gvr) {
+				kinds = append(kinds, newKind{gvr: gvr, gvk: gvk, namespaces: c.namespacesOf(r.Namespaced)})
 			}
-			c.mu.Unlock()
-			if known {
-				continue
-			}
-			started = append(started, c.watchMetadata(ctx, gvr, w))
 		}
+	}
+	if c.respectRBAC() == RespectRBACStrict {
+		kinds = c.permittedKinds(ctx, kinds)
+	}
+	var started []cache.InformerSynced
+	for _, k := range kinds {
+		c.mu.Lock()
+		w, known := c.watched[k.gvr]
+		if !known {
+			w = newKindWatch(k.gvk, k.namespaces)
+			c.watched[k.gvr] = w
+			delete(c.dropped, k.gvk.GroupKind())
+		}
+		c.mu.Unlock()
+		if known {
+			continue
+		}
+		started = append(started, c.watchMetadata(ctx, k.gvr, w))
 	}
 	if !cache.WaitForCacheSync(ctx.Done(), started...) {
 		return fmt.Errorf("waiting for the cluster cache to sync: %w", ctx.Err())
 	}
 	return c.upgrade(ctx)
+}
+
+// newKind is a served kind discovery found unwatched.
+type newKind struct {
+	gvr        schema.GroupVersionResource
+	gvk        schema.GroupVersionKind
+	namespaces []string
+}
+
+func (c *Cache) isWatched(gvr schema.GroupVersionResource) bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	_, ok := c.watched[gvr]
+	return ok
 }
 
 // namespacesOf are the namespaces a kind is watched in, one watch each:
@@ -83,14 +106,22 @@ func hasVerbs(verbs []string, want ...string) bool {
 	return true
 }
 
-// rediscoverLoop watches for new kinds after a CRD changed. Discovery is
+// rediscoverLoop watches for new kinds after a CRD changed, and tries
+// the kinds skipped for resource.respectRBAC again after an RBAC object
+// changed, after RecheckRBAC and every rbacRecheck. Discovery is
 // debounced: installing a chart with ten CRDs triggers one pass.
 func (c *Cache) rediscoverLoop(ctx context.Context) {
+	recheck := time.NewTicker(rbacRecheck)
+	defer recheck.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-c.rediscover:
+		case <-recheck.C:
+			if !c.anySkipped() {
+				continue
+			}
 		}
 		select {
 		case <-ctx.Done():

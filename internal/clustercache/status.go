@@ -68,6 +68,16 @@ func (h *watchHealth) record(ctx context.Context, key, what string, err error) {
 	h.failing[key] = fmt.Sprintf("%s %s: %v", what, key, err)
 }
 
+// forget leaves out the watches keys, no longer run: their failures say
+// nothing any more.
+func (h *watchHealth) forget(keys []string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, k := range keys {
+		delete(h.failing, k)
+	}
+}
+
 func (h *watchHealth) status() WatchStatus {
 	h.mu.Lock()
 	defer h.mu.Unlock()

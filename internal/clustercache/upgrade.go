@@ -58,21 +58,24 @@ func (c *Cache) upgrade(ctx context.Context) error {
 		return nil
 	}
 	var started []cache.InformerSynced
+	upgraded := map[schema.GroupVersionResource]*kindWatch{}
 	for _, gvr := range kinds {
 		c.mu.RLock()
 		w := c.watched[gvr]
 		c.mu.RUnlock()
 		if w == nil {
-			continue // excluded meanwhile (Reexclude)
+			continue // excluded or skipped meanwhile (Reexclude, skip)
 		}
+		upgraded[gvr] = w
 		started = append(started, c.watchFull(ctx, gvr, w))
 	}
 	if !cache.WaitForCacheSync(ctx.Done(), started...) {
 		return fmt.Errorf("waiting for the cluster cache to sync: %w", ctx.Err())
 	}
 	c.mu.Lock()
-	for _, gvr := range kinds {
-		if w := c.watched[gvr]; w != nil {
+	for gvr, w := range upgraded {
+		// Not a watch of the kind started again since.
+		if c.watched[gvr] == w {
 			w.full = true
 			w.stopMetadata()
 		}

@@ -27,6 +27,25 @@ type kindWatch struct {
 	// stopMetadata ends the metadata-only watches, stopFull the whole
 	// ones (Reexclude).
 	stopMetadata, stopFull context.CancelFunc
+	// stopped is set once the kind is no longer watched (unwatchLocked).
+	stopped bool
+	// refusal is the error of the kind's last list or watch when the API
+	// server refused it (403), "" once one succeeds.
+	refusal string
+}
+
+// newKindWatch is the watch of kind gvk in namespaces.
+func newKindWatch(gvk schema.GroupVersionKind, namespaces []string) *kindWatch {
+	return &kindWatch{gvk: gvk, namespaces: namespaces}
+}
+
+// keys name w's watches of gvr, one per namespace (see watchKey).
+func (w *kindWatch) keys(gvr schema.GroupVersionResource) []string {
+	keys := make([]string, len(w.namespaces))
+	for i, ns := range w.namespaces {
+		keys[i] = watchKey(gvr, ns)
+	}
+	return keys
 }
 
 // watchMetadata starts the metadata-only informers of gvr, one per
@@ -39,12 +58,12 @@ func (c *Cache) watchMetadata(ctx context.Context, gvr schema.GroupVersionResour
 	synced := make([]cache.InformerSynced, len(w.namespaces))
 	for i, ns := range w.namespaces {
 		resource := c.metadata.Resource(gvr).Namespace(ns)
-		lw := c.listWatch(watchKey(gvr, ns), c.metadata, func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+		lw := c.listWatch(gvr, w, ns, c.metadata, func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return resource.List(ctx, opts)
 		}, resource.Watch)
 		synced[i] = c.run(ctx, lw, &metav1.PartialObjectMetadata{}, w.gvk, c.metadataTransform(gvr, w.gvk))
 	}
-	return allSynced(synced)
+	return c.syncedOrStopped(w, allSynced(synced))
 }
 
 // watchFull starts the informers of gvr's whole objects, one per namespace
@@ -57,33 +76,60 @@ func (c *Cache) watchFull(ctx context.Context, gvr schema.GroupVersionResource, 
 	synced := make([]cache.InformerSynced, len(w.namespaces))
 	for i, ns := range w.namespaces {
 		resource := c.dynamic.Resource(gvr).Namespace(ns)
-		lw := c.listWatch(watchKey(gvr, ns), c.dynamic, func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+		lw := c.listWatch(gvr, w, ns, c.dynamic, func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return resource.List(ctx, opts)
 		}, resource.Watch)
 		synced[i] = c.run(ctx, lw, &unstructured.Unstructured{}, w.gvk, transform(w.gvk, c.Tracking, c.opts.judges()))
 	}
-	return allSynced(synced)
+	return c.syncedOrStopped(w, allSynced(synced))
 }
 
-// listWatch is the ListerWatcher of one informer, known as key: list and
-// watch, which also record when they succeed and why they fail (see
-// WatchStatus). client is the one they use, asked whether it supports
-// watch-list semantics.
-func (c *Cache) listWatch(key string, client any,
+// listWatch is the ListerWatcher of one informer of w, the kind of gvr,
+// in namespace ns: list and watch, which also record when they succeed
+// and why they fail (see WatchStatus), and whether the API server refused
+// them (see refused). client is the one they use, asked whether it
+// supports watch-list semantics.
+func (c *Cache) listWatch(gvr schema.GroupVersionResource, w *kindWatch, ns string, client any,
 	list func(context.Context, metav1.ListOptions) (runtime.Object, error),
 	watchFn func(context.Context, metav1.ListOptions) (watch.Interface, error)) cache.ListerWatcher {
+	key := watchKey(gvr, ns)
 	return cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			obj, err := list(ctx, opts)
 			c.health.record(ctx, key, "listing", err)
+			c.access(ctx, gvr, w, err)
 			return obj, err
 		},
 		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
-			w, err := watchFn(ctx, opts)
+			watcher, err := watchFn(ctx, opts)
 			c.health.record(ctx, key, "watching", err)
-			return w, err
+			c.access(ctx, gvr, w, err)
+			return watcher, err
 		},
 	}, client)
+}
+
+// access notes whether a list or watch of w was permitted: a refusal (see
+// refused) or a success after one (see permittedAgain). The error of a
+// call whose context ended says nothing.
+func (c *Cache) access(ctx context.Context, gvr schema.GroupVersionResource, w *kindWatch, err error) {
+	switch {
+	case err == nil:
+		c.permittedAgain(w)
+	case ctx.Err() == nil && isRefusal(err):
+		c.refused(gvr, w, err)
+	}
+}
+
+// syncedOrStopped is synced, or true once w is no longer watched: a kind
+// skipped or excluded while the cache fills must not hold it back.
+func (c *Cache) syncedOrStopped(w *kindWatch, synced cache.InformerSynced) cache.InformerSynced {
+	return func() bool {
+		c.mu.RLock()
+		stopped := w.stopped
+		c.mu.RUnlock()
+		return stopped || synced()
+	}
 }
 
 // allSynced reports whether every informer of synced has synced.
@@ -139,22 +185,26 @@ func (c *Cache) metadataTransform(gvr schema.GroupVersionResource, gvk schema.Gr
 
 func (c *Cache) handler(gvk schema.GroupVersionKind) cache.ResourceEventHandler {
 	isCRD := gvk.Group == "apiextensions.k8s.io" && gvk.Kind == "CustomResourceDefinition"
+	// A changed Role or binding may permit a kind skipped for
+	// resource.respectRBAC.
+	isRBAC := gvk.Group == "rbac.authorization.k8s.io"
+	changed := func() {
+		if isCRD || (isRBAC && c.anySkipped()) {
+			c.signalRediscover()
+		}
+	}
 	return cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) {
 			if s, ok := obj.(*stored); ok {
 				c.upsert(s)
 			}
-			if isCRD {
-				c.signalRediscover()
-			}
+			changed()
 		},
 		UpdateFunc: func(_, obj any) {
 			if s, ok := obj.(*stored); ok {
 				c.upsert(s)
 			}
-			if isCRD {
-				c.signalRediscover()
-			}
+			changed()
 		},
 		DeleteFunc: func(obj any) {
 			if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
@@ -162,6 +212,9 @@ func (c *Cache) handler(gvk schema.GroupVersionKind) cache.ResourceEventHandler 
 			}
 			if s, ok := obj.(*stored); ok {
 				c.remove(s)
+			}
+			if isRBAC && c.anySkipped() {
+				c.signalRediscover()
 			}
 		},
 	}

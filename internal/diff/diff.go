@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/typed"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
+	"github.com/skiffcd/skiff/internal/knowntypes"
 	"github.com/skiffcd/skiff/internal/rollout"
 )
 
@@ -31,6 +32,10 @@ type Options struct {
 	// Schemas gives custom resources' defaults; nil means those of the
 	// CRDs Skiff ships only.
 	Schemas Schemas
+	// KnownTypeFields are fields of custom resources whose values are of
+	// known Kubernetes types (argocd-cm's knownTypeFields): both sides
+	// are compared in that type's canonical JSON (see knowntypes).
+	KnownTypeFields []knowntypes.Field
 }
 
 func (o Options) manager() string {
@@ -115,8 +120,16 @@ func Modified(desired, live *unstructured.Unstructured, opts Options) (bool, err
 // compareTyped merges desired into live, both normalized and with the
 // ignored fields left out, and reports whether the merge changed live.
 func compareTyped(desired, live *unstructured.Unstructured, opts Options) (tl, merged *typed.TypedValue, same bool, err error) {
-	d := normalize(desired, true)
-	l := normalize(live, false)
+	dk, err := withKnownTypes(desired, opts.KnownTypeFields)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	lk, err := withKnownTypes(live, opts.KnownTypeFields)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	d := normalize(dk, true)
+	l := normalize(lk, false)
 	rollout.KeepServiceSelector(d, l)
 	rules := matchingIgnores(desired, opts.IgnoreDifferences)
 	if err := applyIgnores(d, l, rules); err != nil {

@@ -101,6 +101,11 @@ func fingerprint(desired, live *unstructured.Unstructured, opts Options) ([sha25
 		return sum, fmt.Errorf("encoding the ignore rules: %w", err)
 	}
 	w.string(string(rules))
+	known, err := json.Marshal(opts.KnownTypeFields)
+	if err != nil {
+		return sum, fmt.Errorf("encoding the known type fields: %w", err)
+	}
+	w.string(string(known))
 	w.string(opts.manager())
 	if err := w.value(desired.Object); err != nil {
 		return sum, err

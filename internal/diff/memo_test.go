@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
+	"github.com/skiffcd/skiff/internal/knowntypes"
 )
 
 func TestFingerprintTellsInputsApart(t *testing.T) {
@@ -64,6 +65,9 @@ func TestFingerprintTellsInputsApart(t *testing.T) {
 		},
 		"other ignore rules differ": {
 			a: same, b: inputs{desired: base(), live: base(), opts: Options{IgnoreDifferences: []v1alpha1.ResourceIgnoreDifferences{{Kind: "ConfigMap", JSONPointers: []string{"/data/a"}}}}},
+		},
+		"other known type fields differ": {
+			a: same, b: inputs{desired: base(), live: base(), opts: Options{KnownTypeFields: []knowntypes.Field{{Kind: "ConfigMap", Field: "data", Type: "core/v1/ResourceList"}}}},
 		},
 		"another field manager differs": {
 			a: same, b: inputs{desired: base(), live: base(), opts: Options{Manager: "someone-else"}},

@@ -2,11 +2,14 @@ package diff
 
 import (
 	"encoding/base64"
+	"fmt"
 	"math"
 	"strconv"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/skiffcd/skiff/internal/knowntypes"
 )
 
 // Annotations that record how an object was applied rather than what it
@@ -201,4 +204,28 @@ func deepCopy(v any) any {
 		return l
 	}
 	return v
+}
+
+// withKnownTypes returns obj with the fields fields names for its kind in
+// their known type's canonical JSON (a copy), or obj itself when none
+// applies. A value that is not of its type is an error naming the object.
+func withKnownTypes(obj *unstructured.Unstructured, fields []knowntypes.Field) (*unstructured.Unstructured, error) {
+	gk := obj.GroupVersionKind().GroupKind()
+	var out *unstructured.Unstructured
+	for _, f := range fields {
+		if f.Group != gk.Group || f.Kind != gk.Kind {
+			continue
+		}
+		if out == nil {
+			m, _ := deepCopy(obj.Object).(map[string]any)
+			out = &unstructured.Unstructured{Object: m}
+		}
+		if err := knowntypes.Normalize(out.Object, f.Field, f.Type); err != nil {
+			return nil, fmt.Errorf("knownTypeFields of %s: %w", describe(obj), err)
+		}
+	}
+	if out == nil {
+		return obj, nil
+	}
+	return out, nil
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/skiffcd/skiff/internal/argocdcm"
+	"github.com/skiffcd/skiff/internal/knowntypes"
 	"github.com/skiffcd/skiff/internal/render"
 	"github.com/skiffcd/skiff/internal/resourceactions"
 
@@ -340,6 +341,8 @@ func addApplicationController(mgr ctrl.Manager, cfg *rest.Config, opts Options, 
 		Credentials: reposerver.SecretCredentials(config, opts.Namespace),
 		Projects:    reposerver.CachedProjects(mgr.GetCache(), opts.Namespace),
 		Kustomize:   func() render.KustomizeOptions { return settings.Current().Kustomize },
+		// helm.valuesFileSchemes, live.
+		ValuesFileSchemes: func() []string { return settings.Current().Helm.ValuesFileSchemes },
 	})
 	if err != nil {
 		return nil, err
@@ -349,7 +352,8 @@ func addApplicationController(mgr ctrl.Manager, cfg *rest.Config, opts Options, 
 	// and the API's tree.
 	judge := settings.HealthJudge()
 	live, err := clustercache.New(cfg, clustercache.Options{Health: judge.StatusText, Namespaces: localCacheNamespaces(opts),
-		Excluded: settings.ExcludedIn(clusters.InClusterServer), Fingerprint: application.UpdateFingerprint(settings)})
+		Excluded: settings.ExcludedIn(clusters.InClusterServer), RespectRBAC: settings.RespectRBAC(),
+		Fingerprint: application.UpdateFingerprint(settings)})
 	if err != nil {
 		return nil, err
 	}
@@ -424,7 +428,7 @@ func connectCluster(mgr ctrl.Manager, opts Options, settings *argocdcm.Source) a
 	return func(c clusters.Cluster, cfg *rest.Config) (*clustercache.Cache, *syncengine.Engine, error) {
 		cfg = clientConfig(cfg, opts)
 		live, err := clustercache.New(cfg, application.CacheOptions(c, clustercache.Options{Health: judge.StatusText, Excluded: settings.ExcludedIn(c.Server),
-			Fingerprint: application.UpdateFingerprint(settings)}))
+			RespectRBAC: settings.RespectRBAC(), Fingerprint: application.UpdateFingerprint(settings)}))
 		if err != nil {
 			return nil, nil, err
 		}
@@ -478,6 +482,9 @@ func addAPIServer(mgr ctrl.Manager, opts Options, apps *application.Reconciler, 
 		Health:      apps.Settings.HealthJudge(),
 		IgnoreDifferences: func() []v1alpha1.ResourceIgnoreDifferences {
 			return apps.Settings.Current().Resource.IgnoreRules()
+		},
+		KnownTypeFields: func() []knowntypes.Field {
+			return apps.Settings.Current().Resource.KnownTypeFields()
 		},
 		CustomActions: resourceactions.LuaActions{Scripts: resourceactions.ArgoCDScripts(apps.Settings.Current)},
 		Log:           slog.New(logr.ToSlogHandler(mgr.GetLogger().WithName("api-server"))),

@@ -28,6 +28,7 @@ func addShards(mgr ctrl.Manager, opts Options, registry clusters.Registry) (*sha
 		Client: mgr.GetClient(), Reader: mgr.GetAPIReader(),
 		Namespace: opts.Namespace, Identity: host + "_" + uuid.NewString(),
 		LeaseDuration: opts.LeaseDuration, RenewDeadline: opts.RenewDeadline, RetryPeriod: opts.RetryPeriod,
+		Log: mgr.GetLogger().WithName("shard"),
 	}
 	sharder := &shard.Sharder{
 		Members:   members,

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"path"
 	"path/filepath"
@@ -256,16 +257,12 @@ func helmCapabilities(req Request, opts v1alpha1.ApplicationSourceHelm) (*common
 func helmValues(req Request, opts v1alpha1.ApplicationSourceHelm, relDir string, lim Limits) (map[string]any, error) {
 	vals := map[string]any{}
 	for _, vf := range opts.ValueFiles {
-		p, err := helmValueFilePath(req, relDir, vf)
-		if err != nil {
-			return nil, err
-		}
-		data, err := helmReadFile(p, lim.MaxFileBytes)
+		data, err := helmValueFile(req, relDir, vf, lim)
 		if errors.Is(err, os.ErrNotExist) && opts.IgnoreMissingValueFiles {
 			continue
 		}
 		if err != nil {
-			return nil, fmt.Errorf("value file %q: %w", vf, helmPathError(err))
+			return nil, err
 		}
 		m, err := chartloader.LoadValues(bytes.NewReader(data))
 		if err != nil {
@@ -340,13 +337,49 @@ func helmEscapeSetValue(v string) string {
 	return b.String()
 }
 
+// helmValueFile reads value file vf: a URL's content fetched by the caller
+// (RemoteValueFiles), else the file helmValueFilePath finds. A missing
+// file's error is os.ErrNotExist.
+func helmValueFile(req Request, relDir, vf string, lim Limits) ([]byte, error) {
+	if IsValueFileURL(vf) {
+		data, ok := req.RemoteValueFiles[vf]
+		if !ok {
+			return nil, fmt.Errorf("value file %q: %w (not fetched before the render)", redactUserInfo(vf), os.ErrNotExist)
+		}
+		return data, nil
+	}
+	p, err := helmValueFilePath(req, relDir, vf)
+	if err != nil {
+		return nil, err
+	}
+	data, err := helmReadFile(p, lim.MaxFileBytes)
+	if err != nil {
+		return nil, fmt.Errorf("value file %q: %w", vf, helmPathError(err))
+	}
+	return data, nil
+}
+
+// IsValueFileURL reports whether a Helm value file is given by URL, to be
+// fetched rather than read from a checkout.
+func IsValueFileURL(vf string) bool {
+	return strings.Contains(vf, "://")
+}
+
+// redactUserInfo is raw without the credentials of its user info, for
+// messages.
+func redactUserInfo(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.User == nil {
+		return raw
+	}
+	u.User = nil
+	return u.String()
+}
+
 // helmValueFilePath resolves a value file: "$ref/path" in the checkout of the
 // source named ref, else relative to the chart directory; either way it may
-// not leave its root. URLs are refused: a render reads only checkouts.
+// not leave its root.
 func helmValueFilePath(req Request, relDir, vf string) (string, error) {
-	if strings.Contains(vf, "://") {
-		return "", fmt.Errorf("value file %q: URLs are not supported", vf)
-	}
 	if ref, rest, ok := strings.Cut(vf, "/"); ok && strings.HasPrefix(ref, "$") {
 		root, found := req.RefRoots[ref[1:]]
 		if !found || root == "" {

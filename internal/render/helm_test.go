@@ -160,9 +160,20 @@ func TestRenderHelm(t *testing.T) {
 			helm:     &v1alpha1.ApplicationSourceHelm{ValueFiles: []string{"../env/linked.yaml"}},
 			wantErr:  `value file "../env/linked.yaml"`,
 		},
-		"a value file URL is refused": {
-			helm:    &v1alpha1.ApplicationSourceHelm{ValueFiles: []string{"https://example.com/values.yaml"}},
-			wantErr: "URLs are not supported",
+		"a value file URL is read from what the caller fetched": {
+			helm: &v1alpha1.ApplicationSourceHelm{ValueFiles: []string{"https://example.com/values.yaml"}},
+			req: func(r *Request) {
+				r.RemoteValueFiles = map[string][]byte{"https://example.com/values.yaml": []byte("greeting: fetched\n")}
+			},
+			wantData: map[string]string{"greeting": "fetched"},
+		},
+		"a value file URL the caller did not fetch is an error without its credentials": {
+			helm:    &v1alpha1.ApplicationSourceHelm{ValueFiles: []string{"https://user:pw@example.com/values.yaml"}},
+			wantErr: `value file "https://example.com/values.yaml": file does not exist (not fetched before the render)`,
+		},
+		"a value file URL the caller found missing is skipped with ignoreMissingValueFiles": {
+			helm:     &v1alpha1.ApplicationSourceHelm{ValueFiles: []string{"https://example.com/values.yaml"}, IgnoreMissingValueFiles: true},
+			wantData: map[string]string{"greeting": "hello"},
 		},
 		"a missing value file is an error": {
 			helm:    &v1alpha1.ApplicationSourceHelm{ValueFiles: []string{"missing.yaml"}},

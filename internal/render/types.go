@@ -35,6 +35,11 @@ type Request struct {
 	// RefRoots maps a source ref name ("values" for "$values/...") to the root
 	// of that source's checkout, for multi-source Helm value files.
 	RefRoots map[string]string
+	// RemoteValueFiles holds the content of the Helm value files given by
+	// URL, by URL, fetched by the caller (see FetchValueFile): a render
+	// asks no network for them. A URL missing here is an error, or skipped
+	// with ignoreMissingValueFiles (the caller found none there).
+	RemoteValueFiles map[string][]byte
 	// ImmutableRoot says Root never changes (a commit's checkout, a
 	// downloaded chart): a worker may keep what it read of it for the
 	// next render of the same root.

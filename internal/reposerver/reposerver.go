@@ -8,7 +8,8 @@
 // network call; a hard refresh (or a webhook) bypasses it, and concurrent
 // callers share one resolution in flight. Rendered output is
 // keyed by everything that affects it (commit SHAs, source spec,
-// destination, cluster capabilities), so an unchanged commit is never
+// destination, cluster capabilities, the content of value files fetched
+// by URL), so an unchanged commit is never
 // rendered twice; the cache is bounded by the size of what it holds and
 // keeps only an app's latest render (per destination and cluster
 // description), so old revisions do not linger. A render that failed on its
@@ -67,6 +68,10 @@ type Options struct {
 	// Kustomize gives the kustomize build flags in force for every app
 	// (argocd-cm's kustomize.buildOptions); nil means kustomize's defaults.
 	Kustomize func() render.KustomizeOptions
+	// ValuesFileSchemes gives the URL schemes Helm value files may be
+	// fetched from (argocd-cm's helm.valuesFileSchemes); nil means https
+	// only, Argo CD's default. See valuefiles.go.
+	ValuesFileSchemes func() []string
 }
 
 // ProjectFunc returns the AppProject named name ("" is the default one).
@@ -90,6 +95,8 @@ type Server struct {
 	flights   map[revisionKey]*flight
 	renders   map[string]*renderFlight // by cache key
 	moved     []func(RevisionMove)
+	// valueFiles are the value files fetched by URL, by URL.
+	valueFiles map[string]fetchedValueFile
 }
 
 // RevisionMove says that a source's target revision (branch, tag, HEAD or
@@ -151,6 +158,7 @@ func New(git *source.Cache, helm *helmrepo.Client, opts Options) *Server {
 		revisions:   map[revisionKey]resolvedRevision{},
 		flights:     map[revisionKey]*flight{},
 		renders:     map[string]*renderFlight{},
+		valueFiles:  map[string]fetchedValueFile{},
 	}
 }
 
@@ -192,6 +200,9 @@ type Request struct {
 	// kustomize is Options.Kustomize's answer when Manifests began: the
 	// render and its cache key use the same flags.
 	kustomize render.KustomizeOptions
+	// valueFiles are the Helm value files fetched by URL: the render reads
+	// them and its cache key names their content.
+	valueFiles map[string][]byte
 }
 
 // Response is what the sources rendered to.
@@ -233,6 +244,11 @@ func (s *Server) Manifests(ctx context.Context, req Request) (*Response, error) 
 	if s.opts.Kustomize != nil {
 		req.kustomize = s.opts.Kustomize()
 	}
+	valueFiles, err := s.fetchValueFiles(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	req.valueFiles = valueFiles
 
 	key, err := cacheKey(req, resp.Revisions)
 	if err != nil {
@@ -394,7 +410,7 @@ func (s *Server) render(ctx context.Context, req Request, resolved []resolvedRev
 			Root: roots[i], ImmutableRoot: true, Path: path, Source: src,
 			AppName: req.AppName, Namespace: req.Namespace,
 			KubeVersion: req.KubeVersion, APIVersions: req.APIVersions,
-			RefRoots: refRoots, Limits: s.opts.Limits, Kustomize: req.kustomize,
+			RefRoots: refRoots, RemoteValueFiles: req.valueFiles, Limits: s.opts.Limits, Kustomize: req.kustomize,
 			FetchDependency: s.dependencyFetcher(req.Project), Workers: s.opts.Workers,
 		})
 		if err != nil {
@@ -576,7 +592,8 @@ func cacheKey(req Request, revisions []string) (string, error) {
 		Sources                     []v1alpha1.ApplicationSource
 		Revisions                   []string
 		Kustomize                   render.KustomizeOptions
-	}{req.AppName, req.Namespace, req.KubeVersion, req.APIVersions, req.Sources, revisions, req.kustomize})
+		ValueFiles                  map[string]string `json:",omitempty"`
+	}{req.AppName, req.Namespace, req.KubeVersion, req.APIVersions, req.Sources, revisions, req.kustomize, valueFileDigests(req.valueFiles)})
 	if err != nil {
 		return "", fmt.Errorf("hashing the request: %w", err)
 	}

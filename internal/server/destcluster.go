@@ -35,13 +35,15 @@ func (s *Server) renderer(app *v1alpha1.Application) (*appops.Renderer, error) {
 	}
 	if cluster.IsInCluster() {
 		s.localSchemasOnce.Do(func() { s.localSchemas = crdschema.New(s.Dynamic, s.Mapper) })
-		return &appops.Renderer{Repo: s.Repo, Dynamic: s.Dynamic, Mapper: s.Mapper, KubeVersion: s.KubeVersion, Schemas: s.localSchemas, IgnoreDifferences: s.IgnoreDifferences}, nil
+		return &appops.Renderer{Repo: s.Repo, Dynamic: s.Dynamic, Mapper: s.Mapper, KubeVersion: s.KubeVersion, Schemas: s.localSchemas, IgnoreDifferences: s.IgnoreDifferences,
+			KnownTypeFields: s.KnownTypeFields}, nil
 	}
 	reader, err := s.liveReaderOf(cluster)
 	if err != nil {
 		return nil, err
 	}
-	return &appops.Renderer{Repo: s.Repo, Dynamic: reader.dynamic, Mapper: reader.mapper, Schemas: reader.schemas, IgnoreDifferences: s.IgnoreDifferences}, nil
+	return &appops.Renderer{Repo: s.Repo, Dynamic: reader.dynamic, Mapper: reader.mapper, Schemas: reader.schemas, IgnoreDifferences: s.IgnoreDifferences,
+		KnownTypeFields: s.KnownTypeFields}, nil
 }
 
 // liveReaderOf returns the clients of cluster c, built on first use and

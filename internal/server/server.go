@@ -41,6 +41,7 @@ import (
 	"github.com/skiffcd/skiff/internal/clusters"
 	"github.com/skiffcd/skiff/internal/crdschema"
 	"github.com/skiffcd/skiff/internal/health"
+	"github.com/skiffcd/skiff/internal/knowntypes"
 	"github.com/skiffcd/skiff/internal/reposerver"
 	"github.com/skiffcd/skiff/internal/resourceactions"
 	"github.com/skiffcd/skiff/internal/server/ui"
@@ -123,6 +124,9 @@ type Server struct {
 	// IgnoreDifferences, when set, returns the rules the diffs add to every
 	// app's spec.ignoreDifferences (argocd-cm's), as the controller does.
 	IgnoreDifferences func() []v1alpha1.ResourceIgnoreDifferences
+	// KnownTypeFields, when set, returns argocd-cm's knownTypeFields, which
+	// the diffs compare with, as the controller does.
+	KnownTypeFields func() []knowntypes.Field
 	// Now is the clock; nil means time.Now.
 	Now     func() time.Time
 	Options Options

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-logr/logr"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -51,6 +52,10 @@ type Membership struct {
 	// Lease at each renewal (the clusters' states it follows), for the
 	// other replicas to read: it costs no request of its own.
 	Annotations func() map[string]string
+	// Log hears of changes of this replica's standing and of the members:
+	// a failed renewal, a lapse and its end, a member joining or leaving.
+	// The zero value discards them.
+	Log logr.Logger
 
 	mu sync.Mutex
 	// renewed is when this replica last renewed its Lease and listed all.
@@ -69,6 +74,12 @@ type Membership struct {
 	// replica's standing lapsed; toldLapses is the count when the
 	// subscribers were last told.
 	lapses, toldLapses uint64
+	// failing counts the renewals failed in a row, logged is the standing
+	// and the members the log was last told of; only the renewing
+	// goroutine uses them.
+	failing      int
+	loggedLapsed bool
+	logged       []string
 }
 
 // sighting is the last renewal seen of one Lease and when it was seen.
@@ -178,10 +189,44 @@ func (m *Membership) tick(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, m.renewDeadline())
 	defer cancel()
 	start := m.now()
-	if err := m.renew(ctx); err == nil {
-		_ = m.list(ctx, start)
+	err := m.renew(ctx)
+	if err == nil {
+		err = m.list(ctx, start)
 	}
+	m.logChanges(err)
 	m.tell()
+}
+
+// logChanges logs what an operator needs to explain a pause of this
+// replica's apps: the first failure of a streak (not every retry), a lapse
+// of the standing and its end, and the members when they change.
+func (m *Membership) logChanges(err error) {
+	switch {
+	case err != nil:
+		m.failing++
+		if m.failing == 1 {
+			m.Log.Info("renewing or listing the member Leases failed; retrying", "error", err.Error())
+		}
+	case m.failing > 0:
+		m.Log.Info("renewing the member Lease succeeded again", "failedInARow", m.failing)
+		m.failing = 0
+	}
+	m.mu.Lock()
+	lapsed := !m.standingLocked()
+	members := slices.Clone(m.members)
+	m.mu.Unlock()
+	if lapsed != m.loggedLapsed {
+		if lapsed {
+			m.Log.Info("this replica's standing lapsed: it acts on no app until its Lease is renewed", "renewDeadline", m.renewDeadline().String())
+		} else {
+			m.Log.Info("this replica's standing is back")
+		}
+		m.loggedLapsed = lapsed
+	}
+	if !lapsed && !slices.Equal(members, m.logged) {
+		m.Log.Info("the replicas sharing the apps changed", "members", members)
+		m.logged = members
+	}
 }
 
 // tell calls the subscribers when the view differs from the one they were

@@ -49,7 +49,7 @@ func (r *Reconciler) ClusterStates() []clusters.State {
 // localState is the state of the cluster Skiff runs in, used by apps apps.
 // Nothing probes it: Skiff's own API calls would fail first.
 func (r *Reconciler) localState(server string, apps int) clusters.State {
-	status, msg := connection(nil, r.Cache.Synced(), r.Cache.WatchStatus().Failing)
+	status, msg := connection(nil, r.Cache.Synced(), r.Cache.WatchStatus().Failing, r.Cache.Skipped())
 	return clusters.State{Server: server, Info: clusters.Info{
 		ConnectionState:   clusters.ConnectionState{Status: status, Message: msg},
 		ServerVersion:     majorMinor(r.kubeVersion),
@@ -63,7 +63,7 @@ func (m *remote) clusterState(apps int) clusters.State {
 	m.mu.Lock()
 	probeErr, filled, v, at := m.err, m.capsRead && m.cache.Synced(), m.version, m.probedAt
 	m.mu.Unlock()
-	status, msg := connection(probeErr, filled, m.cache.WatchStatus().Failing)
+	status, msg := connection(probeErr, filled, m.cache.WatchStatus().Failing, m.cache.Skipped())
 	return clusters.State{Server: m.cluster.Server, Info: clusters.Info{
 		ConnectionState:   clusters.ConnectionState{Status: status, Message: msg, AttemptedAt: timeOrNil(at)},
 		ServerVersion:     v,
@@ -75,21 +75,29 @@ func (m *remote) clusterState(apps int) clusters.State {
 // connection is a cluster's connection status and message: Failed while
 // it does not answer (probeErr) or, before its watch cache is filled,
 // while a watch fails (refused credentials: failing); Unknown while the
-// cache fills; Successful once it is filled and the cluster answers.
-func connection(probeErr error, filled bool, failing []string) (status, message string) {
+// cache fills; Successful once it is filled and the cluster answers,
+// naming the kinds skipped for resource.respectRBAC.
+func connection(probeErr error, filled bool, failing, skipped []string) (status, message string) {
 	switch {
 	case probeErr != nil:
 		return clusters.ConnectionFailed, probeErr.Error()
 	case !filled && len(failing) > 0:
-		msg := failing[0]
-		if len(failing) > 1 {
-			msg += fmt.Sprintf(" (and %d more)", len(failing)-1)
-		}
-		return clusters.ConnectionFailed, msg
+		return clusters.ConnectionFailed, firstOf(failing)
 	case !filled:
 		return clusters.ConnectionUnknown, "connecting: the watch cache is filling"
+	case len(skipped) > 0:
+		return clusters.ConnectionSuccessful, "not watched for resource.respectRBAC: " + firstOf(skipped)
 	}
 	return clusters.ConnectionSuccessful, ""
+}
+
+// firstOf is the first of msgs, counting the others.
+func firstOf(msgs []string) string {
+	msg := msgs[0]
+	if len(msgs) > 1 {
+		msg += fmt.Sprintf(" (and %d more)", len(msgs)-1)
+	}
+	return msg
 }
 
 func cacheInfo(c *clustercache.Cache) clusters.CacheInfo {

@@ -23,6 +23,7 @@ func TestConnection(t *testing.T) {
 		probeErr        error
 		filled          bool
 		failing         []string
+		skipped         []string
 		status, message string
 	}{
 		"a filled cache of a cluster that answers is Successful": {filled: true, status: clusters.ConnectionSuccessful},
@@ -35,10 +36,12 @@ func TestConnection(t *testing.T) {
 			status: clusters.ConnectionFailed, message: "listing pods: forbidden (and 2 more)"},
 		"a watch that fails once the cache is filled does not fail the cluster": {filled: true, failing: []string{"watching pods: EOF"},
 			status: clusters.ConnectionSuccessful},
+		"kinds skipped for respectRBAC are named on a Successful cluster": {filled: true, skipped: []string{"Secret: forbidden", "batch/Job: forbidden"},
+			status: clusters.ConnectionSuccessful, message: "not watched for resource.respectRBAC: Secret: forbidden (and 1 more)"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			status, message := connection(tc.probeErr, tc.filled, tc.failing)
+			status, message := connection(tc.probeErr, tc.filled, tc.failing, tc.skipped)
 			if status != tc.status || message != tc.message {
 				t.Errorf("connection = %q, %q; want %q, %q", status, message, tc.status, tc.message)
 			}

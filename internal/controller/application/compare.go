@@ -96,7 +96,7 @@ func (r *Reconciler) compare(ctx context.Context, app *v1alpha1.Application, har
 	app.Status.SourceTypes, app.Status.SourceType = sourceTypes(app)
 
 	desired := appops.DefaultNamespaces(resp.Manifests, app.Spec.Destination.Namespace, tgt.isNamespaced)
-	desired, excluded := withoutExcluded(desired, r.settings(), cluster.Server)
+	desired, excluded := withoutExcluded(desired, r.settings(), cluster.Server, tgt.cache.SkippedKind)
 	conds.set(v1alpha1.ApplicationConditionExcludedResourceWarning, excluded)
 	// PostDelete hooks hold the app, once deleted, until they have run.
 	app.Finalizers = postDeleteFinalizers(app.Finalizers, slices.ContainsFunc(desired, hook.IsPostDelete))
@@ -193,7 +193,8 @@ func (r *Reconciler) resourceStatuses(ctx context.Context, cache *clustercache.C
 		rs := resourceStatus(d)
 		modified := false
 		if err == nil {
-			modified, err = r.diffs.Modified(app.Name, key.String(), d, liveObj, diff.Options{IgnoreDifferences: ignore, Schemas: r.Schemas})
+			modified, err = r.diffs.Modified(app.Name, key.String(), d, liveObj, diff.Options{IgnoreDifferences: ignore, Schemas: r.Schemas,
+				KnownTypeFields: settings.Resource.KnownTypeFields()})
 		}
 		switch {
 		case err != nil:

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
+	"github.com/skiffcd/skiff/internal/argocdcm"
 	"github.com/skiffcd/skiff/internal/clustercache"
 	"github.com/skiffcd/skiff/internal/clusters"
 	"github.com/skiffcd/skiff/internal/health"
@@ -272,12 +273,18 @@ func registered(name string, c *testcluster.Cluster) clusters.Cluster {
 // testConnector builds registered clusters' caches and engines as
 // startReconciler builds the local ones.
 func testConnector(t *testing.T) Connector {
+	return testConnectorWith(t, nil)
+}
+
+// testConnectorWith is testConnector whose caches follow settings'
+// resource.respectRBAC, as skiff server's do.
+func testConnectorWith(t *testing.T, settings *argocdcm.Source) Connector {
 	scheme, err := kubeclient.NewScheme()
 	if err != nil {
 		t.Fatal(err)
 	}
 	return func(c clusters.Cluster, cfg *rest.Config) (*clustercache.Cache, *syncengine.Engine, error) {
-		live, err := clustercache.New(cfg, CacheOptions(c, clustercache.Options{Health: health.StatusText}))
+		live, err := clustercache.New(cfg, CacheOptions(c, clustercache.Options{Health: health.StatusText, RespectRBAC: settings.RespectRBAC()}))
 		if err != nil {
 			return nil, nil, err
 		}

@@ -189,8 +189,9 @@ func (r *Reconciler) sync(ctx context.Context, app *v1alpha1.Application, resume
 		syncResult.Source, syncResult.Revision = srcs[0], resp.Revisions[0]
 	}
 	desired := appops.DefaultNamespaces(resp.Manifests, app.Spec.Destination.Namespace, tgt.isNamespaced)
-	// Excluded kinds are neither applied nor pruned; the comparison warns.
-	desired, _ = withoutExcluded(desired, r.settings(), cluster.Server)
+	// Excluded kinds and those skipped for resource.respectRBAC are neither
+	// applied nor pruned; the comparison warns.
+	desired, _ = withoutExcluded(desired, r.settings(), cluster.Server, tgt.cache.SkippedKind)
 	if violations := projectViolations(proj, app, desired, cluster, r.ManagedNamespace); violations != "" {
 		return syncengine.Result{}, syncResult, fmt.Errorf("%s", violations)
 	}
@@ -216,13 +217,16 @@ func (r *Reconciler) sync(ctx context.Context, app *v1alpha1.Application, resume
 	if resumed != nil {
 		recorded = resumed.Resources
 	}
-	ignore := ignoreDifferences(app, r.settings())
+	settings := r.settings()
+	ignore := ignoreDifferences(app, settings)
+	known := settings.Resource.KnownTypeFields()
 	result := tgt.engine.Run(withAppRequests(ctx, app, op.DryRun), syncengine.Request{
 		App: app.Name, Tracking: r.tracking(), Namespace: app.Spec.Destination.Namespace, Plan: plan, Options: opts, DryRun: op.DryRun,
 		NamespaceExists:   r.namespaceExists(tgt.cache, app.Spec.Destination.Namespace),
 		IgnoreDifferences: ignore,
 		IsModified: func(desired, live *unstructured.Unstructured) bool {
-			modified, err := r.diffs.Modified(app.Name, clustercache.KeyOf(desired).String(), desired, live, diff.Options{IgnoreDifferences: ignore, Schemas: r.Schemas})
+			modified, err := r.diffs.Modified(app.Name, clustercache.KeyOf(desired).String(), desired, live, diff.Options{IgnoreDifferences: ignore, Schemas: r.Schemas,
+				KnownTypeFields: known})
 			return err != nil || modified
 		},
 		Resumed:       recorded,

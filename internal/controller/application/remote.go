@@ -89,6 +89,11 @@ func (m *remote) state() error {
 	if m.err != nil {
 		return fmt.Errorf("cluster %s is unreachable: %w", m.cluster.Name, m.err)
 	}
+	if failing := m.cache.WatchStatus().Failing; !m.cache.Synced() && len(failing) > 0 {
+		// A kind the credentials may not list holds the cache back until
+		// resource.respectRBAC skips it: say which.
+		return fmt.Errorf("cluster %s: %w: %s", m.cluster.Name, errClusterNotReady, firstOf(failing))
+	}
 	if !m.cache.Synced() || !m.capsRead {
 		return fmt.Errorf("cluster %s: %w", m.cluster.Name, errClusterNotReady)
 	}

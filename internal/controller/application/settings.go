@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
 	"github.com/skiffcd/skiff/internal/argocdcm"
@@ -15,7 +16,8 @@ import (
 )
 
 // followSettings re-judges (and, when the tracking method or instance
-// label changed, re-tracks: retrack), on every change of argocd-cm, the cached
+// label changed, re-tracks: retrack; when resource.respectRBAC changed,
+// rechecks the kinds refused: RecheckRBAC), on every change of argocd-cm, the cached
 // objects of the kinds whose health script changed, in the local cache and
 // every registered cluster's: the apps of those whose health moved are
 // compared again (liveChange), without waiting for the objects to change.
@@ -29,11 +31,15 @@ func (r *Reconciler) followSettings() {
 	r.Settings.Subscribe(func(next *argocdcm.Settings) {
 		stale := argocdcm.HealthScriptChanged(prev.Resource, next.Resource)
 		filters := argocdcm.FiltersChanged(prev.Resource, next.Resource)
+		rbac := prev.Resource.RespectRBAC != next.Resource.RespectRBAC
 		retrack := trackingOf(prev) != trackingOf(next)
 		prev = next
 		for _, c := range r.caches() {
 			if filters {
 				c.Reexclude()
+			}
+			if rbac {
+				c.RecheckRBAC()
 			}
 			c.Rejudge(stale)
 		}
@@ -85,18 +91,24 @@ func ignoreDifferences(app *v1alpha1.Application, settings *argocdcm.Settings) [
 }
 
 // withoutExcluded leaves out the desired objects of the kinds argocd-cm
-// excludes on server, as Argo CD does, and names them for the app's
-// ExcludedResourceWarning ("" when none).
-func withoutExcluded(desired []*unstructured.Unstructured, settings *argocdcm.Settings, server string) ([]*unstructured.Unstructured, string) {
+// excludes on server, as Argo CD does, and of the kinds the cluster's
+// cache skips because its credentials may not list them
+// (resource.respectRBAC: skipped, nil for none), which it could neither
+// compare nor prune; it names them for the app's ExcludedResourceWarning
+// ("" when none).
+func withoutExcluded(desired []*unstructured.Unstructured, settings *argocdcm.Settings, server string, skipped func(schema.GroupKind) bool) ([]*unstructured.Unstructured, string) {
 	kept := desired[:0:0]
 	var excluded []string
 	for _, d := range desired {
 		gvk := d.GroupVersionKind()
-		if settings.Resource.Excluded(gvk.Group, gvk.Kind, server) {
+		switch {
+		case settings.Resource.Excluded(gvk.Group, gvk.Kind, server):
 			excluded = append(excluded, fmt.Sprintf("Resource %s/%s %s is excluded in the settings", gvk.Group, gvk.Kind, d.GetName()))
-			continue
+		case skipped != nil && skipped(gvk.GroupKind()):
+			excluded = append(excluded, fmt.Sprintf("Resource %s/%s %s is not watched: the cluster's credentials may not list it (resource.respectRBAC)", gvk.Group, gvk.Kind, d.GetName()))
+		default:
+			kept = append(kept, d)
 		}
-		kept = append(kept, d)
 	}
 	return kept, strings.Join(excluded, "; ")
 }

@@ -3,11 +3,14 @@ package browser
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/skiffcd/skiff/internal/resourceactions"
@@ -71,4 +74,58 @@ func TestResourceActionRestart(t *testing.T) {
 		t.Errorf("refusal shown as %q, want the server's permission denied", msg)
 	}
 	p.screenshot("03-restart-refused")
+}
+
+// An action an admin defines in Lua in argocd-cm shows in the Actions menu
+// beside the built-in ones (mergeBuiltinActions) and runs from it.
+func TestArgoCDConfigMapLuaActionRunsFromTheMenu(t *testing.T) {
+	const key = "resource.customizations.actions.apps_Deployment"
+	setData(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: argocd, Name: "argocd-cm"}}, key, `mergeBuiltinActions: true
+discovery.lua: |
+  actions = {}
+  actions["stamp"] = {}
+  return actions
+definitions:
+- name: stamp
+  action.lua: |
+    if obj.metadata.labels == nil then
+      obj.metadata.labels = {}
+    end
+    obj.metadata.labels["stamped"] = "from-the-ui"
+    return obj
+`)
+	t.Cleanup(func() {
+		removeData(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: argocd, Name: "argocd-cm"}}, key)
+	})
+	p := newPage(t, 1400, 900)
+	newGuestbook(t, "guestbook-lua-action")
+	p.login("admin", env.password)
+	p.visible(tid("app-tile-guestbook-lua-action"), 30*time.Second)
+	p.click(tid("app-tile-guestbook-lua-action"))
+	p.until("the Sync button (admin may sync)", attrIs(tid("app-actions"), "data-perms", "loaded"), 15*time.Second)
+	p.click(tid("sync-button"))
+	p.click(tid("sync-confirm"))
+	p.visible(tid("tree-node-Deployment-guestbook-ui")+`[data-health="Healthy"]`, 90*time.Second)
+	dest := getApp(t, "guestbook-lua-action").Spec.Destination.Namespace
+
+	p.click(tid("tree-node-Deployment-guestbook-ui"))
+	p.visible(tid("resource-panel"), 10*time.Second)
+	p.click(tid("panel-actions"))
+	p.visible(tid("action-stamp"), 15*time.Second)
+	p.visible(tid("action-restart"), 5*time.Second)
+	p.screenshot("04-lua-action-in-menu")
+	p.click(tid("action-stamp"))
+	p.visible(tid("action-dialog"), 10*time.Second)
+	p.click(tid("action-confirm"))
+	p.until("the dialog closed after the Lua action", `document.querySelector('[data-testid="action-dialog"]') === null`, 15*time.Second)
+	testwait.Eventually(t, "the Lua action's label on the Deployment", func() error {
+		var d appsv1.Deployment
+		if err := env.k8s.Get(context.Background(), client.ObjectKey{Namespace: dest, Name: "guestbook-ui"}, &d); err != nil {
+			return err
+		}
+		if d.Labels["stamped"] != "from-the-ui" {
+			return fmt.Errorf("labels %v", d.Labels)
+		}
+		return nil
+	}, testwait.Timeout(30*time.Second), testwait.Interval(200*time.Millisecond))
 }

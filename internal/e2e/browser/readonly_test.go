@@ -92,3 +92,16 @@ func setData(t *testing.T, cm *corev1.ConfigMap, key, value string) {
 		t.Fatal(err)
 	}
 }
+
+// removeData deletes key from the ConfigMap cm names, if it is there.
+func removeData(t *testing.T, cm *corev1.ConfigMap, key string) {
+	t.Helper()
+	ctx := context.Background()
+	if err := env.k8s.Get(ctx, client.ObjectKeyFromObject(cm), cm); err != nil {
+		t.Fatal(err)
+	}
+	delete(cm.Data, key)
+	if err := env.k8s.Update(ctx, cm); err != nil {
+		t.Fatal(err)
+	}
+}

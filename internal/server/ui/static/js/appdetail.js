@@ -7,7 +7,7 @@ import {get, watch, missing, enc} from './api.js';
 import {link} from './nav.js';
 import {sourceOf, destOf, projectOf, automatedOf} from './appinfo.js';
 import {canI, toast} from './ui.js';
-import {treeModel, treeCanvas} from './apptree.js';
+import {treeModel, treeCanvas, sameResource} from './apptree.js';
 import {openResourcePanel} from './resourcepanel.js';
 import {drawDiff, drawEvents} from './resourceviews.js';
 import {openSync, openDelete, rollback, terminate, awaitingConfirmation, confirmDeletion} from './appactions.js';
@@ -96,6 +96,14 @@ export function appView(main, [name]) {
       return;
     }
     const model = treeModel(st.app, st.tree, name);
+    // A panel opened on a resource before it was live (the app's status
+    // can tell its health before the tree is fetched again) moves to the
+    // live object once the tree has it, which offers its actions and logs.
+    const live = st.node?.missing && model.nodes.find((n) => !n.missing && !n.app && sameResource(n, st.node));
+    if (live) {
+      openPanel(live);
+      return;
+    }
     const sig = 'tree:' + JSON.stringify([st.treeError, st.node?.id, model.nodes.map((n) => [n.id, n.kind, n.name, n.depth, n.row, n.health?.status, n.sync, n.info, !!n.missing])]);
     if (sig === bodySig) return;
     bodySig = sig;

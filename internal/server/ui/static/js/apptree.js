@@ -11,6 +11,9 @@ const KIND_ORDER = ['Namespace', 'ServiceAccount', 'ConfigMap', 'Secret', 'Servi
 
 const resKey = (r) => [r.group || '', r.kind, r.namespace || '', r.name].join('/');
 
+// sameResource tells whether two nodes or resources name the same object.
+export const sameResource = (a, b) => resKey(a) === resKey(b);
+
 // treeModel places app (named name) and the live objects of its resource
 // tree in columns by depth and rows.
 export function treeModel(app, tree, name) {
