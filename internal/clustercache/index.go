@@ -14,6 +14,10 @@ func (c *Cache) upsert(s *stored) {
 		c.mu.Unlock()
 		return
 	}
+	if s.partial && c.lateMetadataLocked(s) {
+		c.mu.Unlock()
+		return
+	}
 	old, changed := c.storeLocked(s)
 	if !changed {
 		c.shareLocked(s)
@@ -28,6 +32,22 @@ func (c *Cache) upsert(s *stored) {
 	if old != nil && old.app != "" && old.app != s.app {
 		c.notify(subscribers, Event{App: old.app, Key: s.key})
 	}
+}
+
+// lateMetadataLocked reports whether s, a partial copy, is a late event of
+// a metadata-only watch that a whole watch replaced (see upgrade): the
+// whole watch brings that version too, and the partial copy would stand,
+// untracked, for the whole one in between.
+func (c *Cache) lateMetadataLocked(s *stored) bool {
+	if old, ok := c.objects[s.key]; !ok || old.partial {
+		return false
+	}
+	for _, w := range c.watched {
+		if w.gvk.Group == s.key.Group && w.gvk.Kind == s.key.Kind {
+			return w.full
+		}
+	}
+	return false
 }
 
 // quietUpdate reports whether s, replacing old, changes only what its app
