@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
@@ -153,7 +154,9 @@ func TestAppThroughAPIServer(t *testing.T) {
 
 // addViewer adds a local user with role:readonly to the API server's
 // settings in ns, as an operator would in argocd-cm, argocd-secret and
-// argocd-rbac-cm.
+// argocd-rbac-cm. Tests running in parallel add theirs to the same
+// objects: each keeps the others' policy lines, and a conflict reads
+// again.
 func addViewer(t *testing.T, c client.Client, ns, user, password string) {
 	t.Helper()
 	ctx := context.Background()
@@ -161,32 +164,47 @@ func addViewer(t *testing.T, c client.Client, ns, user, password string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var secret corev1.Secret
-	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: server.SecretName}, &secret); err != nil {
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		var secret corev1.Secret
+		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: server.SecretName}, &secret); err != nil {
+			return err
+		}
+		secret.Data["accounts."+user+".password"] = hash
+		return c.Update(ctx, &secret)
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
-	secret.Data["accounts."+user+".password"] = hash
-	if err := c.Update(ctx, &secret); err != nil {
-		t.Fatal(err)
-	}
-	for name, data := range map[string]map[string]string{
-		server.ConfigMapName:     {"accounts." + user: "login"},
-		server.RBACConfigMapName: {"policy.csv": "g, " + user + ", role:readonly\n"},
+	policy := "g, " + user + ", role:readonly\n"
+	for name, edit := range map[string]func(map[string]string){
+		server.ConfigMapName: func(d map[string]string) { d["accounts."+user] = "login" },
+		server.RBACConfigMapName: func(d map[string]string) {
+			if !strings.Contains(d["policy.csv"], policy) {
+				d["policy.csv"] += policy
+			}
+		},
 	} {
-		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
-		err := c.Get(ctx, client.ObjectKeyFromObject(cm), cm)
-		if apierrors.IsNotFound(err) {
-			cm.Data = data
-			err = c.Create(ctx, cm)
-		} else if err == nil {
+		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+			err := c.Get(ctx, client.ObjectKeyFromObject(cm), cm)
+			if apierrors.IsNotFound(err) {
+				cm.Data = map[string]string{}
+				edit(cm.Data)
+				err = c.Create(ctx, cm)
+				if apierrors.IsAlreadyExists(err) {
+					return apierrors.NewConflict(corev1.Resource("configmaps"), name, err)
+				}
+				return err
+			}
+			if err != nil {
+				return err
+			}
 			if cm.Data == nil {
 				cm.Data = map[string]string{}
 			}
-			for k, v := range data {
-				cm.Data[k] = v
-			}
-			err = c.Update(ctx, cm)
-		}
+			edit(cm.Data)
+			return c.Update(ctx, cm)
+		})
 		if err != nil {
 			t.Fatal(err)
 		}

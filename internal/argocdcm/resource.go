@@ -47,14 +47,17 @@ type ResourceSettings struct {
 	// clustercache.RespectRBACNormal or RespectRBACStrict: whether the
 	// watch caches skip the kinds their credentials may not list.
 	RespectRBAC string
-	// IgnoreResourceUpdatesEnabled is parsed only: Skiff does not skip
-	// reconciliations on ignored updates.
+	// IgnoreResourceUpdatesEnabled (default true, as in Argo CD 3) lets a
+	// watch event that changes only ignored fields of a tracked object,
+	// and not its health, leave its app uncompared (see UpdateRules).
 	IgnoreResourceUpdatesEnabled bool
 
 	// globKeys are the Overrides keys with globs, compiled, in key order.
 	globKeys []globKey
 	// ignoreRules are IgnoreRules' answer, made once.
 	ignoreRules []v1alpha1.ResourceIgnoreDifferences
+	// updateRules are the rules of every kind's ignoreResourceUpdates.
+	updateRules []v1alpha1.ResourceIgnoreDifferences
 	// knownTypes are KnownTypeFields' answer, made once.
 	knownTypes []knowntypes.Field
 }
@@ -94,6 +97,17 @@ type IgnoreDiff struct {
 	JSONPointers          []string `json:"jsonPointers,omitempty"`
 	JQPathExpressions     []string `json:"jqPathExpressions,omitempty"`
 	ManagedFieldsManagers []string `json:"managedFieldsManagers,omitempty"`
+}
+
+// rule is d as the rule of an app's spec.ignoreDifferences for the kinds
+// of override key ("group/Kind", "Kind", globs).
+func (d IgnoreDiff) rule(key string) v1alpha1.ResourceIgnoreDifferences {
+	group, kind, ok := strings.Cut(key, "/")
+	if !ok {
+		group, kind = "", key
+	}
+	return v1alpha1.ResourceIgnoreDifferences{Group: group, Kind: kind,
+		JSONPointers: d.JSONPointers, JQPathExpressions: d.JQPathExpressions, ManagedFieldsManagers: d.ManagedFieldsManagers}
 }
 
 func (d IgnoreDiff) empty() bool {
@@ -190,6 +204,7 @@ func parseResource(data map[string]string, errs []error) (ResourceSettings, []er
 		errs = append(errs, fmt.Errorf("%s: %w", keyCompareOptions, err))
 	}
 	s.ignoreRules = ignoreRules(s.Overrides, s.CompareOptions)
+	s.updateRules = updateRules(data, s.Overrides, s.CompareOptions, s.ignoreRules)
 
 	switch v := strings.TrimSpace(data[keyRespectRBAC]); v {
 	case "":
@@ -199,12 +214,14 @@ func parseResource(data map[string]string, errs []error) (ResourceSettings, []er
 		errs = append(errs, fmt.Errorf("%s: %q is neither normal nor strict; off applies", keyRespectRBAC, v))
 	}
 
+	s.IgnoreResourceUpdatesEnabled = true
 	if v, ok := data[keyIgnoreResourceUpdatesEnabled]; ok && strings.TrimSpace(v) != "" {
 		b, err := strconv.ParseBool(strings.TrimSpace(v))
 		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: %q is not a boolean", keyIgnoreResourceUpdatesEnabled, v))
+			errs = append(errs, fmt.Errorf("%s: %q is not a boolean; true applies", keyIgnoreResourceUpdatesEnabled, v))
+		} else {
+			s.IgnoreResourceUpdatesEnabled = b
 		}
-		s.IgnoreResourceUpdatesEnabled = b
 	}
 	return s, errs
 }
@@ -380,20 +397,22 @@ func parseFiltered(v string) ([]FilteredResource, error) {
 // parseCompareOptions reads resource.compareoptions. Its
 // ignoreResourceStatusField may be YAML's false for "off".
 func parseCompareOptions(v string) (CompareOptions, error) {
-	opts := CompareOptions{IgnoreResourceStatusField: StatusCRD}
+	opts := CompareOptions{IgnoreResourceStatusField: StatusCRD, IgnoreDifferencesOnResourceUpdates: true}
 	if strings.TrimSpace(v) == "" {
 		return opts, nil
 	}
 	var raw struct {
-		IgnoreAggregatedRoles              bool `json:"ignoreAggregatedRoles"`
-		IgnoreResourceStatusField          any  `json:"ignoreResourceStatusField"`
-		IgnoreDifferencesOnResourceUpdates bool `json:"ignoreDifferencesOnResourceUpdates"`
+		IgnoreAggregatedRoles              bool  `json:"ignoreAggregatedRoles"`
+		IgnoreResourceStatusField          any   `json:"ignoreResourceStatusField"`
+		IgnoreDifferencesOnResourceUpdates *bool `json:"ignoreDifferencesOnResourceUpdates"`
 	}
 	if err := yaml.UnmarshalStrict([]byte(v), &raw); err != nil {
 		return opts, err
 	}
 	opts.IgnoreAggregatedRoles = raw.IgnoreAggregatedRoles
-	opts.IgnoreDifferencesOnResourceUpdates = raw.IgnoreDifferencesOnResourceUpdates
+	if raw.IgnoreDifferencesOnResourceUpdates != nil {
+		opts.IgnoreDifferencesOnResourceUpdates = *raw.IgnoreDifferencesOnResourceUpdates
+	}
 	switch f := raw.IgnoreResourceStatusField; f {
 	case nil, "", "crd":
 	case "all":
@@ -421,6 +440,15 @@ func (s ResourceSettings) HealthScript(gk schema.GroupKind) (lua.Script, bool) {
 	return lua.Script{}, false
 }
 
+// Judge judges health by these settings' health scripts, then by the
+// built-in rules.
+func (s ResourceSettings) Judge() health.Judge {
+	return health.Judge{Custom: s.CustomHealth, Scripted: func(gk schema.GroupKind) bool {
+		_, ok := s.HealthScript(gk)
+		return ok
+	}}
+}
+
 // CustomHealth judges obj by its kind's health script in argocd-cm, when
 // there is one. A script that fails makes obj Unknown with the error.
 func (s ResourceSettings) CustomHealth(obj *unstructured.Unstructured) (health.Result, bool) {
@@ -443,6 +471,9 @@ func (s *Source) HealthJudge() health.Judge {
 	}
 	return health.Judge{Custom: func(obj *unstructured.Unstructured) (health.Result, bool) {
 		return s.Current().Resource.CustomHealth(obj)
+	}, Scripted: func(gk schema.GroupKind) bool {
+		_, ok := s.Current().Resource.HealthScript(gk)
+		return ok
 	}}
 }
 
@@ -490,6 +521,90 @@ func (s ResourceSettings) IgnoreRules() []v1alpha1.ResourceIgnoreDifferences {
 	return s.ignoreRules
 }
 
+// UpdateRules returns the fields of gk whose changes alone are not worth
+// a comparison of the owning app (resource.customizations'
+// ignoreResourceUpdates, and the ignoreDifferences of IgnoreRules unless
+// resource.compareoptions' ignoreDifferencesOnResourceUpdates is false), or
+// nil when resource.ignoreResourceUpdatesEnabled is false.
+func (s ResourceSettings) UpdateRules(gk schema.GroupKind) []v1alpha1.ResourceIgnoreDifferences {
+	if !s.IgnoreResourceUpdatesEnabled {
+		return nil
+	}
+	var out []v1alpha1.ResourceIgnoreDifferences
+	for _, r := range s.updateRules {
+		if globMatch(r.Group, gk.Group) && globMatch(r.Kind, gk.Kind) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// shippedIgnoreResourceUpdates are the ignoreResourceUpdates of Argo CD 3's
+// install manifests, in force when argocd-cm sets none (as
+// shippedExclusions): the fields controllers update all the time.
+var shippedIgnoreResourceUpdates = map[string]IgnoreDiff{
+	"*/*": {JSONPointers: []string{"/status"}},
+	"ConfigMap": {JQPathExpressions: []string{
+		`.metadata.annotations."cluster-autoscaler.kubernetes.io/last-updated"`,
+		`.metadata.annotations."control-plane.alpha.kubernetes.io/leader"`,
+	}},
+	"Endpoints":                      {JSONPointers: []string{"/metadata", "/subsets"}},
+	"discovery.k8s.io/EndpointSlice": {JSONPointers: []string{"/metadata", "/endpoints", "/ports"}},
+	"apps/ReplicaSet": {JQPathExpressions: []string{
+		`.metadata.annotations."deployment.kubernetes.io/desired-replicas"`,
+		`.metadata.annotations."deployment.kubernetes.io/max-replicas"`,
+		`.metadata.annotations."rollout.argoproj.io/desired-replicas"`,
+	}},
+	"argoproj.io/Application": {JQPathExpressions: []string{
+		`.metadata.annotations."notified.notifications.argoproj.io"`,
+		`.metadata.annotations."argocd.argoproj.io/refresh"`,
+		`.metadata.annotations."argocd.argoproj.io/hydrate"`,
+		`.operation`,
+	}},
+	"argoproj.io/Rollout": {JQPathExpressions: []string{`.metadata.annotations."notified.notifications.argoproj.io"`}},
+	"autoscaling/HorizontalPodAutoscaler": {JQPathExpressions: []string{
+		`.metadata.annotations."autoscaling.alpha.kubernetes.io/behavior"`,
+		`.metadata.annotations."autoscaling.alpha.kubernetes.io/conditions"`,
+		`.metadata.annotations."autoscaling.alpha.kubernetes.io/metrics"`,
+		`.metadata.annotations."autoscaling.alpha.kubernetes.io/current-metrics"`,
+	}},
+}
+
+// updateRules lists the ignoreResourceUpdates of every key (the shipped
+// ones when data sets none, in any form), then, with the compare option,
+// the ignoreDifferences rules of every app.
+func updateRules(data map[string]string, overrides map[string]Override, opts CompareOptions, ignores []v1alpha1.ResourceIgnoreDifferences) []v1alpha1.ResourceIgnoreDifferences {
+	byKey := map[string]IgnoreDiff{}
+	for key, o := range overrides {
+		if !o.IgnoreResourceUpdates.empty() {
+			byKey[key] = o.IgnoreResourceUpdates
+		}
+	}
+	if len(byKey) == 0 && !setsIgnoreResourceUpdates(data) {
+		byKey = shippedIgnoreResourceUpdates
+	}
+	var out []v1alpha1.ResourceIgnoreDifferences
+	for _, key := range sortedKeys(byKey) {
+		out = append(out, byKey[key].rule(key))
+	}
+	if opts.IgnoreDifferencesOnResourceUpdates {
+		out = append(out, ignores...)
+	}
+	return out
+}
+
+// setsIgnoreResourceUpdates reports whether a per-key form of
+// ignoreResourceUpdates is in data, even empty: the user's list then
+// replaces the shipped one.
+func setsIgnoreResourceUpdates(data map[string]string) bool {
+	for k := range data {
+		if strings.HasPrefix(k, keyCustomizations+".ignoreResourceUpdates.") {
+			return true
+		}
+	}
+	return false
+}
+
 // KnownTypeFields returns the fields of custom resources argocd-cm says
 // hold known Kubernetes types, for the diff.
 func (s ResourceSettings) KnownTypeFields() []knowntypes.Field {
@@ -535,12 +650,7 @@ func ignoreRules(overrides map[string]Override, opts CompareOptions) []v1alpha1.
 		if d.empty() {
 			continue
 		}
-		group, kind, ok := strings.Cut(key, "/")
-		if !ok {
-			group, kind = "", key
-		}
-		out = append(out, v1alpha1.ResourceIgnoreDifferences{Group: group, Kind: kind,
-			JSONPointers: d.JSONPointers, JQPathExpressions: d.JQPathExpressions, ManagedFieldsManagers: d.ManagedFieldsManagers})
+		out = append(out, d.rule(key))
 	}
 	switch opts.IgnoreResourceStatusField {
 	case StatusAll:

@@ -2,11 +2,13 @@ package argocdcm
 
 import (
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/skiffcd/skiff/api/v1alpha1"
 	"github.com/skiffcd/skiff/internal/knowntypes"
 	"github.com/skiffcd/skiff/internal/lua"
 )
@@ -312,4 +314,84 @@ func runParseCases(t *testing.T, tests map[string]parseCase) {
 			}
 		})
 	}
+}
+
+func TestParseIgnoreResourceUpdates(t *testing.T) {
+	pointers := func(rules []v1alpha1.ResourceIgnoreDifferences) []string {
+		var out []string
+		for _, r := range rules {
+			out = append(out, r.JSONPointers...)
+			out = append(out, r.JQPathExpressions...)
+		}
+		return out
+	}
+	configMap := schema.GroupKind{Kind: "ConfigMap"}
+	runParseCases(t, map[string]parseCase{
+		"no keys: enabled, Argo CD's shipped rules, status of every kind": {
+			check: func(t *testing.T, s ResourceSettings) {
+				if !s.IgnoreResourceUpdatesEnabled {
+					t.Errorf("ignoreResourceUpdates is disabled by default; Argo CD 3 enables it")
+				}
+				if got := pointers(s.UpdateRules(deployment)); !reflect.DeepEqual(got, []string{"/status"}) {
+					t.Errorf("Deployment's update rules = %v, want /status", got)
+				}
+				if got := pointers(s.UpdateRules(configMap)); len(got) != 3 || !slices.Contains(got, "/status") || !strings.Contains(got[1], "cluster-autoscaler") {
+					t.Errorf("ConfigMap's update rules = %v, want the shipped annotations and /status", got)
+				}
+				if got := pointers(s.UpdateRules(crd)); !slices.Contains(got, "/spec/preserveUnknownFields") {
+					t.Errorf("CRD's update rules = %v, want its ignoreDifferences too (ignoreDifferencesOnResourceUpdates defaults to true)", got)
+				}
+			},
+		},
+		"a key of the user's replaces the shipped rules, and ignoreDifferences join them": {
+			data: map[string]string{
+				"resource.customizations.ignoreResourceUpdates.apps_Deployment": "jsonPointers: [/spec/replicas]\n",
+				"resource.customizations.ignoreDifferences.apps_Deployment":     "jqPathExpressions: [.spec.paused]\n",
+			},
+			check: func(t *testing.T, s ResourceSettings) {
+				if got := pointers(s.UpdateRules(deployment)); !reflect.DeepEqual(got, []string{"/spec/replicas", ".spec.paused"}) {
+					t.Errorf("Deployment's update rules = %v, want its ignoreResourceUpdates and ignoreDifferences", got)
+				}
+				if got := s.UpdateRules(pod); len(got) != 0 {
+					t.Errorf("Pod's update rules = %+v, want none: the shipped /status is replaced", got)
+				}
+			},
+		},
+		"an empty all key replaces the shipped rules with none": {
+			data: map[string]string{"resource.customizations.ignoreResourceUpdates.all": ""},
+			check: func(t *testing.T, s ResourceSettings) {
+				if got := s.UpdateRules(deployment); len(got) != 0 {
+					t.Errorf("Deployment's update rules = %+v, want none", got)
+				}
+			},
+		},
+		"ignoreDifferencesOnResourceUpdates false leaves ignoreDifferences out": {
+			data: map[string]string{
+				"resource.compareoptions":                                   "ignoreDifferencesOnResourceUpdates: false\n",
+				"resource.customizations.ignoreDifferences.apps_Deployment": "jqPathExpressions: [.spec.paused]\n",
+			},
+			check: func(t *testing.T, s ResourceSettings) {
+				if got := pointers(s.UpdateRules(deployment)); !reflect.DeepEqual(got, []string{"/status"}) {
+					t.Errorf("Deployment's update rules = %v, want the shipped /status only", got)
+				}
+			},
+		},
+		"disabled: no rules at all": {
+			data: map[string]string{"resource.ignoreResourceUpdatesEnabled": "false"},
+			check: func(t *testing.T, s ResourceSettings) {
+				if s.IgnoreResourceUpdatesEnabled || s.UpdateRules(deployment) != nil {
+					t.Errorf("disabled, yet Deployment's update rules = %+v", s.UpdateRules(deployment))
+				}
+			},
+		},
+		"an invalid switch is an error and the default applies": {
+			data:    map[string]string{"resource.ignoreResourceUpdatesEnabled": "sometimes"},
+			wantErr: []string{`resource.ignoreResourceUpdatesEnabled: "sometimes" is not a boolean; true applies`},
+			check: func(t *testing.T, s ResourceSettings) {
+				if !s.IgnoreResourceUpdatesEnabled {
+					t.Errorf("an invalid switch disabled ignoreResourceUpdates")
+				}
+			},
+		},
+	})
 }

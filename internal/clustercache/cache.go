@@ -77,6 +77,12 @@ type Options struct {
 	// Health, when set, judges each tracked object as it is stored, for
 	// Event.HealthChanged.
 	Health func(*unstructured.Unstructured) string
+	// Fingerprint, when set, digests each tracked object as it is stored
+	// without the fields whose updates do not concern its app (argocd-cm's
+	// ignoreResourceUpdates); "" means every update concerns it. An update
+	// that keeps a tracked object's fingerprint, app and health is stored
+	// without telling subscribers (see quietUpdate).
+	Fingerprint func(*unstructured.Unstructured) string
 	// Namespaces, when set, limit the cache to the namespaced kinds'
 	// objects in those namespaces, each kind watched once per namespace,
 	// and leave out cluster-scoped kinds unless ClusterResources: what a

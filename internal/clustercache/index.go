@@ -14,13 +14,17 @@ func (c *Cache) upsert(s *stored) {
 		c.mu.Unlock()
 		return
 	}
+	if s.partial && c.lateMetadataLocked(s) {
+		c.mu.Unlock()
+		return
+	}
 	old, changed := c.storeLocked(s)
 	if !changed {
 		c.shareLocked(s)
 	}
 	subscribers := c.subscribers
 	c.mu.Unlock()
-	if !changed {
+	if !changed || quietUpdate(old, s) {
 		return
 	}
 	healthChanged := old != nil && s.app != "" && old.app == s.app && old.health != s.health
@@ -28,6 +32,30 @@ func (c *Cache) upsert(s *stored) {
 	if old != nil && old.app != "" && old.app != s.app {
 		c.notify(subscribers, Event{App: old.app, Key: s.key})
 	}
+}
+
+// lateMetadataLocked reports whether s, a partial copy, is a late event of
+// a metadata-only watch that a whole watch replaced (see upgrade): the
+// whole watch brings that version too, and the partial copy would stand,
+// untracked, for the whole one in between.
+func (c *Cache) lateMetadataLocked(s *stored) bool {
+	if old, ok := c.objects[s.key]; !ok || old.partial {
+		return false
+	}
+	for _, w := range c.watched {
+		if w.gvk.Group == s.key.Group && w.gvk.Kind == s.key.Kind {
+			return w.full
+		}
+	}
+	return false
+}
+
+// quietUpdate reports whether s, replacing old, changes only what its app
+// need not hear of: the same tracked object, by the same app, judged alike,
+// with the same fingerprint (Options.Fingerprint).
+func quietUpdate(old, s *stored) bool {
+	return old != nil && s.app != "" && old.app == s.app && old.health == s.health &&
+		s.fingerprint != "" && old.fingerprint == s.fingerprint
 }
 
 // Record stores objects as an update to the API server returned them (a
@@ -46,7 +74,7 @@ func (c *Cache) Record(objs ...*unstructured.Unstructured) {
 		u := obj.DeepCopy()
 		t := c.Tracking()
 		trim(u, t)
-		s, err := store(u, t, c.opts.Health)
+		s, err := store(u, t, c.opts.judges())
 		if err != nil {
 			continue // its watch event brings it
 		}

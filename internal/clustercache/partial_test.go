@@ -44,6 +44,8 @@ func TestWholeAndPartialCopiesOfAnObject(t *testing.T) {
 		wantData   string
 		wantApp    bool
 		wantEvents int
+		// full: the kind is watched whole, its metadata-only watch ended.
+		full bool
 	}{
 		"a partial copy of a tracked object counts as untracked": {
 			events: []event{{"10", false}}, wantEvents: 1},
@@ -58,11 +60,15 @@ func TestWholeAndPartialCopiesOfAnObject(t *testing.T) {
 			events: []event{{"10", true}, {"11", false}}, wantEvents: 3},
 		"the whole watch catches up with the partial one": {
 			events: []event{{"10", true}, {"11", false}, {"11", true}}, wantData: "11", wantApp: true, wantEvents: 4},
+		"once the kind is watched whole, a late partial copy is ignored": {
+			events: []event{{"10", true}, {"11", false}}, full: true, wantData: "10", wantApp: true, wantEvents: 1},
 	}
 	gvk := schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			c := newUnstartedCache()
+			c.watched = map[schema.GroupVersionResource]*kindWatch{
+				{Version: "v1", Resource: "configmaps"}: {gvk: gvk, wantFull: tc.full, full: tc.full}}
 			heard := 0
 			c.Subscribe(func(Event) { heard++ })
 			for _, e := range tc.events {
@@ -115,7 +121,7 @@ func TestADeletionDropsOnlyTheObjectItNames(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			c := newUnstartedCache()
 			watchEvent(t, c, gvk, configMap("second", "12"))
-			s, err := transform(gvk, DefaultTracking, nil)(tc.deleted)
+			s, err := transform(gvk, DefaultTracking, judges{})(tc.deleted)
 			if err != nil {
 				t.Fatal(err)
 			}

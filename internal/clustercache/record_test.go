@@ -23,7 +23,7 @@ func newUnstartedCache() *Cache {
 // watch events.
 func watchEvent(t *testing.T, c *Cache, gvk schema.GroupVersionKind, u *unstructured.Unstructured) *stored {
 	t.Helper()
-	s, err := transform(gvk, DefaultTracking, nil)(u)
+	s, err := transform(gvk, DefaultTracking, judges{})(u)
 	if err != nil {
 		t.Fatal(err)
 	}

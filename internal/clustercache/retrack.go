@@ -75,7 +75,7 @@ func (c *Cache) SetTracking(ctx context.Context, t Tracking) {
 			continue
 		}
 		trim(live, t)
-		s, err := store(live, t, c.opts.Health)
+		s, err := store(live, t, c.opts.judges())
 		if err != nil || s.app == "" {
 			continue
 		}

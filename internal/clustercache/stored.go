@@ -30,11 +30,20 @@ type stored struct {
 	partial bool
 	// health is Options.Health's judgement of a tracked object.
 	health string
+	// fingerprint is Options.Fingerprint's digest of a tracked object.
+	fingerprint string
 }
 
-// store encodes u, already trimmed, for the cache; judge (optional) gives
-// the health of a tracked object.
-func store(u *unstructured.Unstructured, tracking Tracking, judge func(*unstructured.Unstructured) string) (*stored, error) {
+// judges are the Options that look at each tracked object as it is stored.
+type judges struct {
+	health, fingerprint func(*unstructured.Unstructured) string
+}
+
+func (o Options) judges() judges { return judges{health: o.Health, fingerprint: o.Fingerprint} }
+
+// store encodes u, already trimmed, for the cache; judge's functions
+// (optional) give the health and fingerprint of a tracked object.
+func store(u *unstructured.Unstructured, tracking Tracking, judge judges) (*stored, error) {
 	raw, err := u.MarshalJSON()
 	if err != nil {
 		return nil, fmt.Errorf("encoding %s: %w", KeyOf(u), err)
@@ -50,8 +59,14 @@ func store(u *unstructured.Unstructured, tracking Tracking, judge func(*unstruct
 		// the cache keeps the text for as long as the object lives.
 		raw: bytes.Clone(raw),
 	}
-	if judge != nil && s.app != "" {
-		s.health = judge(u)
+	if s.app == "" {
+		return s, nil
+	}
+	if judge.health != nil {
+		s.health = judge.health(u)
+	}
+	if judge.fingerprint != nil {
+		s.fingerprint = judge.fingerprint(u)
 	}
 	return s, nil
 }

@@ -3,6 +3,7 @@ package clustercache
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/cache"
@@ -41,8 +42,8 @@ func (c *Cache) upgradeLoop(ctx context.Context) {
 // upgrade watches whole each kind an Application tracks an object of. The
 // full watch's list replaces the kind's partial objects (see storeLocked),
 // which until then count as untracked, and notifies their apps; the
-// metadata-only watch ends once that list is in, so no change falls
-// between the two.
+// metadata-only watch of each kind ends once that kind's list is in, so no
+// change falls between the two. It returns when every list is in.
 func (c *Cache) upgrade(ctx context.Context) error {
 	c.upgradeMu.Lock()
 	defer c.upgradeMu.Unlock()
@@ -57,8 +58,7 @@ func (c *Cache) upgrade(ctx context.Context) error {
 	if len(kinds) == 0 {
 		return nil
 	}
-	var started []cache.InformerSynced
-	upgraded := map[schema.GroupVersionResource]*kindWatch{}
+	var wg sync.WaitGroup
 	for _, gvr := range kinds {
 		c.mu.RLock()
 		w := c.watched[gvr]
@@ -66,20 +66,30 @@ func (c *Cache) upgrade(ctx context.Context) error {
 		if w == nil {
 			continue // excluded or skipped meanwhile (Reexclude, skip)
 		}
-		upgraded[gvr] = w
-		started = append(started, c.watchFull(ctx, gvr, w))
+		synced := c.watchFull(ctx, gvr, w)
+		// Each kind's metadata-only watch ends once its own list is in:
+		// a kind whose list is slow or never comes (a CRD deleted
+		// meanwhile) must not keep the others watched twice, where a
+		// partial copy of each change would stand, untracked, for the
+		// whole one and tell its app twice.
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if !cache.WaitForCacheSync(ctx.Done(), synced) {
+				return
+			}
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			// Not a watch of the kind started again since.
+			if c.watched[gvr] == w {
+				w.full = true
+				w.stopMetadata()
+			}
+		}()
 	}
-	if !cache.WaitForCacheSync(ctx.Done(), started...) {
-		return fmt.Errorf("waiting for the cluster cache to sync: %w", ctx.Err())
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("waiting for the cluster cache to sync: %w", err)
 	}
-	c.mu.Lock()
-	for gvr, w := range upgraded {
-		// Not a watch of the kind started again since.
-		if c.watched[gvr] == w {
-			w.full = true
-			w.stopMetadata()
-		}
-	}
-	c.mu.Unlock()
 	return nil
 }

@@ -79,7 +79,7 @@ func (c *Cache) watchFull(ctx context.Context, gvr schema.GroupVersionResource, 
 		lw := c.listWatch(gvr, w, ns, c.dynamic, func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return resource.List(ctx, opts)
 		}, resource.Watch)
-		synced[i] = c.run(ctx, lw, &unstructured.Unstructured{}, w.gvk, transform(w.gvk, c.Tracking, c.opts.Health))
+		synced[i] = c.run(ctx, lw, &unstructured.Unstructured{}, w.gvk, transform(w.gvk, c.Tracking, c.opts.judges()))
 	}
 	return c.syncedOrStopped(w, allSynced(synced))
 }
@@ -226,7 +226,7 @@ func (c *Cache) handler(gvk schema.GroupVersionKind) cache.ResourceEventHandler 
 // cache to hold (see stored). Informers hand the transform objects nobody
 // else holds yet, so it edits them in place; an object already stored
 // passes through as it is.
-func transform(gvk schema.GroupVersionKind, tracking func() Tracking, judge func(*unstructured.Unstructured) string) cache.TransformFunc {
+func transform(gvk schema.GroupVersionKind, tracking func() Tracking, judge judges) cache.TransformFunc {
 	return func(obj any) (any, error) {
 		u, ok := obj.(*unstructured.Unstructured)
 		if !ok {

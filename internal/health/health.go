@@ -59,6 +59,9 @@ type Judge struct {
 	// Lua health scripts); it must not panic, and reports a failing rule
 	// as Unknown with the error.
 	Custom func(obj *unstructured.Unstructured) (Result, bool)
+	// Scripted, when set, reports whether Custom has a rule for a kind:
+	// a child Application is awaited by sync waves only then (Awaited).
+	Scripted func(schema.GroupKind) bool
 }
 
 // Assess is Assess with j's Custom rule first. A missing object and one
@@ -184,13 +187,49 @@ func groupRule(group string) rule {
 	return nil
 }
 
-// RollsUp reports whether the health of a resource of this group and kind
-// counts towards the health of the Application that manages it. A child
-// Application's does not (app of apps): since v1.8 Argo CD leaves it out, so
-// that a parent does not mirror every child's problems; the child's own
-// health is still shown on its resource.
-func RollsUp(group, kind string) bool {
-	return group != v1alpha1.GroupVersion.Group || kind != "Application"
+// AnnotationIgnoreHealthCheck, "true" on a live resource, leaves its
+// health out of its app's health and out of what sync waves wait for, as
+// in Argo CD.
+const AnnotationIgnoreHealthCheck = "argocd.argoproj.io/ignore-healthcheck"
+
+// Ignored reports whether obj's health is left out of its app's
+// (AnnotationIgnoreHealthCheck).
+func Ignored(obj *unstructured.Unstructured) bool {
+	return obj != nil && obj.GetAnnotations()[AnnotationIgnoreHealthCheck] == "true"
+}
+
+// ApplicationKind is the kind of child Applications (app of apps).
+var ApplicationKind = schema.GroupKind{Group: v1alpha1.GroupVersion.Group, Kind: "Application"}
+
+// RollsUp reports whether a resource of this group and kind, judged
+// status, counts towards the health of the Application that manages it. A
+// child Application's does not (app of apps): since v1.8 Argo CD has no
+// health check for Applications, so that a parent does not mirror every
+// child's problems; the child's own health is still shown on its
+// resource. When argocd-cm restores the check (scripted: a health script
+// for argoproj.io/Application, as Argo CD's upgrade notes show), the
+// child's health counts unless Missing or Unknown, as in Argo CD.
+func RollsUp(group, kind string, status v1alpha1.HealthStatusCode, scripted bool) bool {
+	if (schema.GroupKind{Group: group, Kind: kind}) != ApplicationKind {
+		return true
+	}
+	return scripted && status != Missing && status != Unknown
+}
+
+// Awaited reports whether a sync wave that applied obj waits for it to be
+// healthy before the next wave: not when annotated ignore-healthcheck, and
+// not for a child Application unless argocd-cm restores the Application
+// health check (scripted), as in Argo CD since v1.8.
+func Awaited(obj *unstructured.Unstructured, scripted bool) bool {
+	if Ignored(obj) {
+		return false
+	}
+	return obj.GroupVersionKind().GroupKind() != ApplicationKind || scripted
+}
+
+// Awaited is Awaited with j's Scripted answer for obj's kind.
+func (j Judge) Awaited(obj *unstructured.Unstructured) bool {
+	return Awaited(obj, j.Scripted != nil && j.Scripted(obj.GroupVersionKind().GroupKind()))
 }
 
 // order ranks statuses from best to worst, as Argo CD's IsWorse does. Unknown

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
 )
@@ -215,18 +216,62 @@ func object(content map[string]any) *unstructured.Unstructured {
 func TestRollsUp(t *testing.T) {
 	tests := map[string]struct {
 		group, kind string
+		status      v1alpha1.HealthStatusCode
+		scripted    bool
 		want        bool
 	}{
-		"a Deployment counts towards its app's health":           {group: "apps", kind: "Deployment", want: true},
-		"a Rollout counts towards its app's health":              {group: "argoproj.io", kind: "Rollout", want: true},
-		"a child Application does not (app of apps)":             {group: "argoproj.io", kind: "Application", want: false},
-		"an Application kind of another group counts as usual":   {group: "example.com", kind: "Application", want: true},
-		"an ApplicationSet counts, as Argo CD judges it as well": {group: "argoproj.io", kind: "ApplicationSet", want: true},
+		"a Deployment counts towards its app's health":           {group: "apps", kind: "Deployment", status: Degraded, want: true},
+		"a Rollout counts towards its app's health":              {group: "argoproj.io", kind: "Rollout", status: Degraded, want: true},
+		"a child Application does not (app of apps)":             {group: "argoproj.io", kind: "Application", status: Degraded, want: false},
+		"an Application kind of another group counts as usual":   {group: "example.com", kind: "Application", status: Degraded, want: true},
+		"an ApplicationSet counts, as Argo CD judges it as well": {group: "argoproj.io", kind: "ApplicationSet", status: Degraded, want: true},
+		"a child Application counts once argocd-cm restores its health check": {
+			group: "argoproj.io", kind: "Application", status: Degraded, scripted: true, want: true},
+		"a Missing child Application does not count even then": {
+			group: "argoproj.io", kind: "Application", status: Missing, scripted: true, want: false},
+		"an Unknown child Application does not count even then": {
+			group: "argoproj.io", kind: "Application", status: Unknown, scripted: true, want: false},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			if got := RollsUp(tc.group, tc.kind); got != tc.want {
-				t.Errorf("RollsUp(%q, %q) = %v, want %v", tc.group, tc.kind, got, tc.want)
+			if got := RollsUp(tc.group, tc.kind, tc.status, tc.scripted); got != tc.want {
+				t.Errorf("RollsUp(%q, %q, %s, %v) = %v, want %v", tc.group, tc.kind, tc.status, tc.scripted, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestAwaited(t *testing.T) {
+	obj := func(apiVersion, kind string, annotations map[string]any) *unstructured.Unstructured {
+		return object(map[string]any{"apiVersion": apiVersion, "kind": kind,
+			"metadata": map[string]any{"name": "x", "annotations": annotations}})
+	}
+	ignored := map[string]any{AnnotationIgnoreHealthCheck: "true"}
+	tests := map[string]struct {
+		obj      *unstructured.Unstructured
+		scripted bool
+		want     bool
+	}{
+		"a Deployment holds its wave":                        {obj: obj("apps/v1", "Deployment", nil), want: true},
+		"a Deployment annotated ignore-healthcheck does not": {obj: obj("apps/v1", "Deployment", ignored), want: false},
+		"ignore-healthcheck other than true is not the annotation": {
+			obj: obj("apps/v1", "Deployment", map[string]any{AnnotationIgnoreHealthCheck: "false"}), want: true},
+		"a child Application does not, as in Argo CD since v1.8": {obj: obj("argoproj.io/v1alpha1", "Application", nil), want: false},
+		"a child Application does once argocd-cm restores its health check": {
+			obj: obj("argoproj.io/v1alpha1", "Application", nil), scripted: true, want: true},
+		"an annotated child Application does not even then": {
+			obj: obj("argoproj.io/v1alpha1", "Application", ignored), scripted: true, want: false},
+		"a health script for another kind holds its wave as before": {
+			obj: obj("example.com/v1", "Gate", nil), scripted: true, want: true},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if got := Awaited(tc.obj, tc.scripted); got != tc.want {
+				t.Errorf("Awaited = %v, want %v", got, tc.want)
+			}
+			j := Judge{Scripted: func(gk schema.GroupKind) bool { return tc.scripted && gk == tc.obj.GroupVersionKind().GroupKind() }}
+			if got := j.Awaited(tc.obj); got != tc.want {
+				t.Errorf("Judge.Awaited = %v, want %v", got, tc.want)
 			}
 		})
 	}

@@ -368,7 +368,8 @@ func addApplicationController(mgr ctrl.Manager, cfg *rest.Config, opts Options, 
 	// and the API's tree.
 	judge := settings.HealthJudge()
 	live, err := clustercache.New(cfg, clustercache.Options{Health: judge.StatusText, Namespaces: localCacheNamespaces(opts),
-		Excluded: settings.ExcludedIn(clusters.InClusterServer), RespectRBAC: settings.RespectRBAC()})
+		Excluded: settings.ExcludedIn(clusters.InClusterServer), RespectRBAC: settings.RespectRBAC(),
+		Fingerprint: application.UpdateFingerprint(settings)})
 	if err != nil {
 		return nil, err
 	}
@@ -485,7 +486,7 @@ func newEngine(c client.Client, judge health.Judge) *syncengine.Engine {
 	return &syncengine.Engine{Client: kubeclient.NewScopeMemo(c), Health: func(u *unstructured.Unstructured) (v1alpha1.HealthStatusCode, string) {
 		res := judge.Assess(u)
 		return res.Status, res.Message
-	}}
+	}, Awaited: judge.Awaited}
 }
 
 // connectCluster builds the watch cache and the sync engine of a
@@ -496,7 +497,7 @@ func connectCluster(mgr ctrl.Manager, opts Options, settings *argocdcm.Source) a
 	return func(c clusters.Cluster, cfg *rest.Config) (*clustercache.Cache, *syncengine.Engine, error) {
 		cfg = clientConfig(cfg, opts)
 		live, err := clustercache.New(cfg, application.CacheOptions(c, clustercache.Options{Health: judge.StatusText, Excluded: settings.ExcludedIn(c.Server),
-			RespectRBAC: settings.RespectRBAC()}))
+			RespectRBAC: settings.RespectRBAC(), Fingerprint: application.UpdateFingerprint(settings)}))
 		if err != nil {
 			return nil, nil, err
 		}

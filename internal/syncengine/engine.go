@@ -16,6 +16,7 @@ import (
 	"github.com/skiffcd/skiff/api/v1alpha1"
 	"github.com/skiffcd/skiff/internal/clustercache"
 	"github.com/skiffcd/skiff/internal/diff"
+	"github.com/skiffcd/skiff/internal/health"
 )
 
 // FieldManager owns the fields Skiff applies; the diff compares the same
@@ -32,6 +33,11 @@ type Engine struct {
 	Client client.Client
 	// Health judges objects between waves and hooks for completion.
 	Health HealthFunc
+	// Awaited reports whether a wave waits for an object it applied to be
+	// healthy; nil means health.Awaited without argocd-cm's health
+	// scripts: not for objects annotated ignore-healthcheck nor for child
+	// Applications.
+	Awaited func(*unstructured.Unstructured) bool
 	// Poll is how often health is re-read while waiting; default 250 ms.
 	Poll time.Duration
 	// WaveTimeout bounds the wait for one wave or hook; default 5 minutes.
@@ -187,7 +193,7 @@ func (r *run) execute(ctx context.Context) Result {
 		}
 		last := i == len(groups)-1 || groups[i+1][0].Phase == PhaseSyncFail
 		for _, t := range applied {
-			if !t.Hook && last {
+			if !t.Hook && (last || !r.awaited(t.Desired)) {
 				continue // nothing waits on the last wave
 			}
 			if t.Hook {
@@ -388,6 +394,13 @@ func (r *run) fail(ctx context.Context, groups [][]Task, hooksDone []Task, messa
 	}
 	r.cleanHooks(ctx, hooksDone)
 	return Result{Phase: v1alpha1.OperationFailed, Message: message, Resources: r.results}
+}
+
+func (r *run) awaited(obj *unstructured.Unstructured) bool {
+	if r.Awaited != nil {
+		return r.Awaited(obj)
+	}
+	return health.Awaited(obj, false)
 }
 
 func (r *run) poll() time.Duration {

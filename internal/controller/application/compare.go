@@ -116,7 +116,8 @@ func (r *Reconciler) compare(ctx context.Context, app *v1alpha1.Application, har
 	resources, syncStatus := r.resourceStatuses(ctx, tgt.cache, app, desired, keys, live, written)
 	app.Status.Resources = resources
 	app.Status.Sync.Status = syncStatus
-	app.Status.Health = appHealth(app.Status.Health, resources, now)
+	_, childHealthChecked := settings.Resource.HealthScript(health.ApplicationKind)
+	app.Status.Health = appHealth(app.Status.Health, resources, childHealthChecked, now)
 	app.Status.Summary.Images = images(desired, live)
 	app.Status.Conditions = conds.list()
 	return comparison{desired: desired, revisions: resp.Revisions, inputs: &comparisonInputs{
@@ -179,7 +180,7 @@ func (r *Reconciler) resourceStatuses(ctx context.Context, cache *clustercache.C
 	var out []v1alpha1.ResourceStatus
 	seen := map[clustercache.ResourceKey]bool{}
 	settings := r.settings()
-	judge := health.Judge{Custom: settings.Resource.CustomHealth}
+	judge := settings.Resource.Judge()
 	ignore := ignoreDifferences(app, settings)
 	for i, d := range desired {
 		key := keys[i]
@@ -205,8 +206,7 @@ func (r *Reconciler) resourceStatuses(ctx context.Context, cache *clustercache.C
 		default:
 			rs.Status = v1alpha1.SyncStatusCodeSynced
 		}
-		hs := judge.Assess(liveObj)
-		rs.Health = &v1alpha1.HealthStatus{Status: hs.Status, Message: hs.Message}
+		rs.Health = resourceHealth(judge, liveObj)
 		rs.RequiresDeletionConfirmation = requiresConfirmation(base, d, false)
 		out = append(out, rs)
 	}
@@ -223,13 +223,23 @@ func (r *Reconciler) resourceStatuses(ctx context.Context, cache *clustercache.C
 		} else {
 			sync = v1alpha1.SyncStatusCodeOutOfSync
 		}
-		hs := judge.Assess(l)
-		rs.Health = &v1alpha1.HealthStatus{Status: hs.Status, Message: hs.Message}
+		rs.Health = resourceHealth(judge, l)
 		rs.RequiresDeletionConfirmation = requiresConfirmation(base, l, true)
 		out = append(out, rs)
 	}
 	sort.SliceStable(out, func(i, j int) bool { return resourceLess(out[i], out[j]) })
 	return out, sync
+}
+
+// resourceHealth is the health of a resource's entry in the app's status:
+// none when the live object says ignore-healthcheck, as Argo CD, so that
+// it counts nowhere.
+func resourceHealth(judge health.Judge, live *unstructured.Unstructured) *v1alpha1.HealthStatus {
+	if health.Ignored(live) {
+		return nil
+	}
+	hs := judge.Assess(live)
+	return &v1alpha1.HealthStatus{Status: hs.Status, Message: hs.Message}
 }
 
 // requiresConfirmation reports whether deleting obj waits for the app's
@@ -259,10 +269,10 @@ func resourceLess(a, b v1alpha1.ResourceStatus) bool {
 // appHealth is the worst health of the app's resources, leaving out child
 // Applications as Argo CD does; the transition time moves only when the
 // status changes.
-func appHealth(prev v1alpha1.HealthStatus, resources []v1alpha1.ResourceStatus, now metav1.Time) v1alpha1.HealthStatus {
+func appHealth(prev v1alpha1.HealthStatus, resources []v1alpha1.ResourceStatus, childHealthChecked bool, now metav1.Time) v1alpha1.HealthStatus {
 	results := make([]health.Result, 0, len(resources))
 	for _, rs := range resources {
-		if rs.Health == nil || rs.RequiresPruning || !health.RollsUp(rs.Group, rs.Kind) {
+		if rs.Health == nil || rs.RequiresPruning || !health.RollsUp(rs.Group, rs.Kind, rs.Health.Status, childHealthChecked) {
 			continue
 		}
 		results = append(results, health.Result{Status: rs.Health.Status, Message: rs.Health.Message})

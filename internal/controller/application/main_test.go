@@ -82,7 +82,8 @@ func startReconcilerWithSettings(t *testing.T, ns string, period time.Duration, 
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	live, err := clustercache.New(cluster.Config, clustercache.Options{Health: judge.StatusText, Excluded: settings.ExcludedIn(clusters.InClusterServer)})
+	live, err := clustercache.New(cluster.Config, clustercache.Options{Health: judge.StatusText, Excluded: settings.ExcludedIn(clusters.InClusterServer),
+		Fingerprint: UpdateFingerprint(settings)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +112,7 @@ func startReconcilerWithSettings(t *testing.T, ns string, period time.Duration, 
 			Health: func(u *unstructured.Unstructured) (v1alpha1.HealthStatusCode, string) {
 				res := judge.Assess(u)
 				return res.Status, res.Message
-			}},
+			}, Awaited: judge.Awaited},
 		RefreshPeriod: period,
 		Settings:      settings,
 	}

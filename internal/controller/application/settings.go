@@ -12,6 +12,7 @@ import (
 	"github.com/skiffcd/skiff/api/v1alpha1"
 	"github.com/skiffcd/skiff/internal/argocdcm"
 	"github.com/skiffcd/skiff/internal/clustercache"
+	"github.com/skiffcd/skiff/internal/diff"
 )
 
 // followSettings re-judges (and, when the tracking method or instance
@@ -46,6 +47,29 @@ func (r *Reconciler) followSettings() {
 			r.retrack()
 		}
 	})
+}
+
+// UpdateFingerprint digests a tracked object, for a watch cache's
+// Options.Fingerprint, without the fields argocd-cm in force says its
+// updates may change without a comparison of its app
+// (ignoreResourceUpdates): "" when resource.ignoreResourceUpdatesEnabled
+// is false, or a rule fails, so that every update is told. A nil Source
+// stands for argocd-cm's defaults.
+func UpdateFingerprint(settings *argocdcm.Source) func(*unstructured.Unstructured) string {
+	return func(obj *unstructured.Unstructured) string {
+		current := defaultSettings
+		if settings != nil {
+			current = settings.Current()
+		}
+		if !current.Resource.IgnoreResourceUpdatesEnabled {
+			return ""
+		}
+		fp, err := diff.UpdateFingerprint(obj, current.Resource.UpdateRules(obj.GroupVersionKind().GroupKind()))
+		if err != nil {
+			return ""
+		}
+		return fp
+	}
 }
 
 // defaultSettings stand for argocd-cm when the controller follows none;

@@ -47,6 +47,7 @@ export async function request(method, path, body) {
 
 export const get = (path) => request('GET', path);
 export const post = (path, body) => request('POST', path, body === undefined ? {} : body);
+export const put = (path, body) => request('PUT', path, body);
 export const del = (path) => request('DELETE', path);
 
 // missing reports whether an error means "this endpoint does not exist

@@ -1,8 +1,8 @@
-// The application page's operations: sync, rollback, terminate and delete,
-// each behind its dialog. onStarted(app, message) hears of an operation the
+// The application page's operations: sync, rollback, terminate, delete and
+// the confirmation of prunes and deletions, each behind its dialog. onStarted(app, message) hears of an operation the
 // server accepted, with the application it answered.
 import {h, syncIcon, kindIcon, shortRev} from './dom.js';
-import {post, del} from './api.js';
+import {get, post, put, del} from './api.js';
 import {navigate} from './nav.js';
 import {sourceOf} from './appinfo.js';
 import {modal, confirmDialog, toast} from './ui.js';
@@ -83,6 +83,57 @@ export async function terminate(base) {
   try {
     await del(base + '/operation');
     toast('Terminating');
+  } catch (e) {
+    toast(e.message, true);
+  }
+}
+
+// The annotation `skiff app confirm-deletion` and Argo CD's write.
+const deletionApproved = 'argocd.argoproj.io/deletion-approved';
+
+// awaitingConfirmation tells what of app waits for a confirmation: its
+// running sync, before a Prune=confirm prune ('pruning'), or its deletion,
+// for a Delete=confirm resource ('deletion'); null when nothing does. The
+// controller says so in the operation's message and the DeletionError
+// condition, in Argo CD's words.
+export function awaitingConfirmation(app) {
+  const op = app?.status?.operationState;
+  if (op?.phase === 'Running' && (op.message || '').startsWith('waiting for pruning confirmation')) return 'pruning';
+  const cond = (app?.status?.conditions || []).find((c) => c.type === 'DeletionError');
+  if (app?.metadata?.deletionTimestamp && (cond?.message || '').startsWith('waiting for deletion confirmation')) return 'deletion';
+  return null;
+}
+
+// approvalTime is now in RFC 3339 seconds, but never before what waits (the
+// operation's start, the deletion): a browser clock behind the cluster's
+// would otherwise approve nothing.
+export function approvalTime(app, now = new Date()) {
+  const times = [now, app?.status?.operationState?.startedAt, app?.metadata?.deletionTimestamp]
+    .filter(Boolean).map((t) => new Date(t).getTime()).filter((t) => !Number.isNaN(t));
+  return new Date(Math.ceil(Math.max(...times) / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+}
+
+// confirmDeletion approves what waits for a confirmation of the app at base
+// (what: 'pruning' or 'deletion') as `skiff app confirm-deletion` does:
+// it writes the deletion-approved annotation by updating the app (RBAC
+// applications, update), reading it again when it changed meanwhile.
+export async function confirmDeletion(base, what) {
+  const text = what === 'deletion'
+    ? 'The app\'s resources marked Delete=confirm are deleted with the app.'
+    : 'The running sync prunes the resources marked Prune=confirm.';
+  if (!await confirmDialog(what === 'deletion' ? 'Confirm deletion?' : 'Confirm pruning?', text, 'Confirm', 'confirm-deletion-dialog', true)) return;
+  try {
+    for (let attempt = 1; ; attempt++) {
+      const app = await get(base);
+      app.metadata.annotations = {...(app.metadata.annotations || {}), [deletionApproved]: approvalTime(app)};
+      try {
+        await put(base, app);
+        break;
+      } catch (e) {
+        if (e.status !== 409 || attempt >= 3) throw e;
+      }
+    }
+    toast(what === 'deletion' ? 'Deletion confirmed' : 'Pruning confirmed');
   } catch (e) {
     toast(e.message, true);
   }

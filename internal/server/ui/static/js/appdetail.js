@@ -10,14 +10,14 @@ import {canI, toast} from './ui.js';
 import {treeModel, treeCanvas, sameResource} from './apptree.js';
 import {openResourcePanel} from './resourcepanel.js';
 import {drawDiff, drawEvents} from './resourceviews.js';
-import {openSync, openDelete, rollback, terminate} from './appactions.js';
+import {openSync, openDelete, rollback, terminate, awaitingConfirmation, confirmDeletion} from './appactions.js';
 
 const TABS = [['tree', 'Resources'], ['diff', 'Diff'], ['events', 'Events'], ['history', 'History']];
 
 export function appView(main, [name]) {
   const st = {
     app: null, tree: null, treeError: null, tab: 'tree', node: null, panelTab: 'manifest',
-    perms: {sync: false, delete: false}, permsLoaded: false, stopped: false, deleted: false, error: null,
+    perms: {sync: false, delete: false, update: false}, permsLoaded: false, stopped: false, deleted: false, error: null,
   };
   const base = '/api/v1/applications/' + enc(name);
 
@@ -36,7 +36,8 @@ export function appView(main, [name]) {
   function drawHeader() {
     const app = st.app;
     const running = app?.status?.operationState?.phase === 'Running' || (app?.operation && !app?.status?.operationState?.finishedAt);
-    const sig = JSON.stringify([!!app, st.deleted, !!running, st.perms, st.permsLoaded]);
+    const waiting = awaitingConfirmation(app);
+    const sig = JSON.stringify([!!app, st.deleted, !!running, waiting, st.perms, st.permsLoaded]);
     if (sig === headerSig) return;
     headerSig = sig;
     const actions = h('div', {class: 'topbar-actions', testid: 'app-actions', dataset: {perms: st.permsLoaded ? 'loaded' : 'pending'}},
@@ -44,6 +45,8 @@ export function appView(main, [name]) {
       h('button', {class: 'btn', id: 'app-refresh', testid: 'refresh-button', disabled: !app || st.deleted, onclick: refresh}, 'Refresh'),
       h('button', {class: 'btn', id: 'app-history', testid: 'history-button', disabled: !app, onclick: () => selectTab('history')}, 'History and rollback'),
       running && st.perms.sync ? h('button', {class: 'btn btn-warn', testid: 'terminate-button', onclick: () => terminate(base)}, 'Terminate') : null,
+      waiting && st.perms.update ? h('button', {class: 'btn btn-warn', testid: 'confirm-deletion-button', dataset: {what: waiting}, onclick: () => confirmDeletion(base, waiting)},
+        waiting === 'deletion' ? 'Confirm deletion' : 'Confirm pruning') : null,
       st.perms.delete ? h('button', {class: 'btn btn-danger', id: 'app-delete', testid: 'delete-button', disabled: !app || st.deleted, onclick: () => openDelete(name, base)}, 'Delete') : null);
     mount(header,
       h('div', {class: 'topbar-title'},
@@ -191,8 +194,8 @@ export function appView(main, [name]) {
 
   async function loadPerms(app) {
     const obj = enc(projectOf(app)) + '/' + enc(name);
-    const [sync, remove] = await Promise.all([canI('applications', 'sync', obj), canI('applications', 'delete', obj)]);
-    st.perms = {sync, delete: remove};
+    const [sync, remove, update] = await Promise.all([canI('applications', 'sync', obj), canI('applications', 'delete', obj), canI('applications', 'update', obj)]);
+    st.perms = {sync, delete: remove, update};
     st.permsLoaded = true;
     redraw();
   }
