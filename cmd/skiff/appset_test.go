@@ -18,13 +18,8 @@ func TestAppSetThroughBothBackends(t *testing.T) {
 	t.Parallel()
 	c := kube(t)
 	ns := cluster.Namespace(t)
-	srv := startAPIServer(t, ns)
-	addViewer(t, c, ns, "viewer", "viewer-password")
-	admin := filepath.Join(t.TempDir(), "admin")
-	viewer := filepath.Join(t.TempDir(), "viewer")
+	admin, viewer := adminAndViewer(t, c, ns)
 	mustSkiff := mustWith(t, runSkiff)
-	mustSkiff("login", srv.addr, "--password", srv.password, "--insecure-skip-tls-verify", "--config", admin)
-	mustSkiff("login", srv.addr, "--username", "viewer", "--password", "viewer-password", "--insecure-skip-tls-verify", "--config", viewer)
 	const file = "testdata/appset-guestbook.yaml"
 
 	if out, err := runSkiff("appset", "create", file, "--config", viewer); err == nil || !strings.Contains(err.Error(), "permission denied") {
@@ -125,4 +120,18 @@ spec:
 	if len(apps.Items) != 0 {
 		t.Errorf("generate wrote %d applications", len(apps.Items))
 	}
+}
+
+// adminAndViewer starts an API server on ns and returns the config files of
+// two sessions with it: admin's and a read-only viewer's.
+func adminAndViewer(t *testing.T, c client.Client, ns string) (admin, viewer string) {
+	t.Helper()
+	srv := startAPIServer(t, ns)
+	addViewer(t, c, ns, "viewer", "viewer-password")
+	admin = filepath.Join(t.TempDir(), "admin")
+	viewer = filepath.Join(t.TempDir(), "viewer")
+	mustSkiff := mustWith(t, runSkiff)
+	mustSkiff("login", srv.addr, "--password", srv.password, "--insecure-skip-tls-verify", "--config", admin)
+	mustSkiff("login", srv.addr, "--username", "viewer", "--password", "viewer-password", "--insecure-skip-tls-verify", "--config", viewer)
+	return admin, viewer
 }

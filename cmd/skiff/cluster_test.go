@@ -47,13 +47,8 @@ func TestClusterAddThroughBothBackends(t *testing.T) {
 	kubeconfig := twoContexts(t, second.Config)
 	c := kube(t)
 	ns := cluster.Namespace(t)
-	srv := startAPIServer(t, ns)
-	addViewer(t, c, ns, "viewer", "viewer-password")
-	admin := filepath.Join(t.TempDir(), "admin")
-	viewer := filepath.Join(t.TempDir(), "viewer")
+	admin, viewer := adminAndViewer(t, c, ns)
 	mustSkiff := mustWith(t, runSkiff)
-	mustSkiff("login", srv.addr, "--password", srv.password, "--insecure-skip-tls-verify", "--config", admin)
-	mustSkiff("login", srv.addr, "--username", "viewer", "--password", "viewer-password", "--insecure-skip-tls-verify", "--config", viewer)
 
 	if _, err := runSkiff("cluster", "add", "target", "--kubeconfig", kubeconfig, "-N", ns); err == nil {
 		t.Error("add without --yes and no answer went ahead")
