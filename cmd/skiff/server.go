@@ -47,15 +47,15 @@ func newServerCommand() *cobra.Command {
 				// would keep a record per sampled call stack for nothing.
 				runtime.MemProfileRate = 0
 			}
-			policy, err := applicationset.ParsePolicy(appsetPolicy)
+			var override *bool
+			if cmd.Flags().Changed("appset-enable-policy-override") {
+				override = &opts.AppSetPolicyOverride
+			}
+			policy, mayOverride, err := applicationset.ServerPolicy(appsetPolicy, override)
 			if err != nil {
 				return err
 			}
-			opts.AppSetPolicy = policy
-			if !cmd.Flags().Changed("appset-enable-policy-override") {
-				// As Argo CD: sets may override the policy unless one is given.
-				opts.AppSetPolicyOverride = appsetPolicy == ""
-			}
+			opts.AppSetPolicy, opts.AppSetPolicyOverride = policy, mayOverride
 			opts.AppSetSCM.Disabled = !scmEnabled
 			if err := opts.AppSetSCM.Check(); err != nil {
 				return err

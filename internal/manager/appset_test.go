@@ -34,7 +34,9 @@ func elementApps(_ context.Context, set *v1alpha1.ApplicationSet) ([]v1alpha1.Ap
 // server's policy wins over the set's sync and a removed element's app
 // stays.
 func TestApplicationSetsRunOnTheLeader(t *testing.T) {
+	was := generateApplications
 	generateApplications = elementApps
+	t.Cleanup(func() { generateApplications = was })
 	ctx := context.Background()
 	ns := cluster.Namespace(t)
 	runManager(t, cluster.Config, Options{Namespace: ns, LeaderElection: true, AppSetPolicy: v1alpha1.ApplicationsSyncPolicyCreateOnly}, false)

@@ -31,10 +31,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
 	"github.com/skiffcd/skiff/internal/appops"
 	"github.com/skiffcd/skiff/internal/appsetops"
+	"github.com/skiffcd/skiff/internal/clusters"
 	"github.com/skiffcd/skiff/internal/reposerver"
 )
 
@@ -55,9 +57,10 @@ type Reconciler struct {
 	// Generate gives the Applications set wants: its generators' parameter
 	// sets rendered into its template. An error changes nothing.
 	Generate func(ctx context.Context, set *v1alpha1.ApplicationSet) ([]v1alpha1.Application, error)
-	// Clusters resolves the generated apps' destinations; nil means the
-	// in-cluster entry only.
-	Clusters appops.ClusterResolver
+	// Clusters resolves the generated apps' destinations, and a change of
+	// its cluster Secrets passes every set again (cluster generators read
+	// them); nil means the in-cluster entry only.
+	Clusters clusters.Registry
 	// Policy is the server's policy (Argo CD's --policy; "" is sync).
 	Policy v1alpha1.ApplicationsSyncPolicy
 	// PolicyOverride lets a set's syncPolicy.applicationsSync replace
@@ -68,6 +71,27 @@ type Reconciler struct {
 	Workers int
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+
+	// clusterChanges queues the sets when cluster Secrets change.
+	clusterChanges chan event.TypedGenericEvent[*v1alpha1.ApplicationSet]
+}
+
+// clustersChanged queues every set: a cluster Secret was added, changed
+// or deleted. It never blocks; before the controller runs (or on a
+// replica that does not lead) the sets are read at its start anyway.
+func (r *Reconciler) clustersChanged() {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	sets := &v1alpha1.ApplicationSetList{}
+	if err := r.Client.List(ctx, sets, client.InNamespace(r.Namespace)); err != nil {
+		return
+	}
+	for i := range sets.Items {
+		select {
+		case r.clusterChanges <- event.TypedGenericEvent[*v1alpha1.ApplicationSet]{Object: &sets.Items[i]}:
+		default:
+		}
+	}
 }
 
 func (r *Reconciler) now() time.Time {
@@ -92,10 +116,15 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		return fmt.Errorf("indexing Applications by ApplicationSet: %w", err)
 	}
 	inNamespace := predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetNamespace() == r.Namespace })
+	r.clusterChanges = make(chan event.TypedGenericEvent[*v1alpha1.ApplicationSet], 1024)
+	if r.Clusters != nil {
+		r.Clusters.Subscribe(r.clustersChanged)
+	}
 	err = ctrl.NewControllerManagedBy(mgr).
 		Named("applicationset").
 		For(&v1alpha1.ApplicationSet{}, builder.WithPredicates(inNamespace, setChanged{})).
 		Watches(&v1alpha1.Application{}, r.appEvents()).
+		WatchesRawSource(source.Channel(r.clusterChanges, &handler.TypedEnqueueRequestForObject[*v1alpha1.ApplicationSet]{})).
 		WithOptions(controller.Options{MaxConcurrentReconciles: cmp.Or(r.Workers, 5)}).
 		Complete(r)
 	if err != nil {

@@ -35,3 +35,18 @@ func effectivePolicy(set *v1alpha1.ApplicationSet, server v1alpha1.ApplicationsS
 	}
 	return *sp.ApplicationsSync
 }
+
+// ServerPolicy reads the server's flags as Argo CD's ApplicationSet
+// controller reads --policy and --enable-policy-override: the policy
+// (ParsePolicy), and whether sets may override it — as override says when
+// given (non-nil), else exactly when no policy was given.
+func ServerPolicy(policy string, override *bool) (v1alpha1.ApplicationsSyncPolicy, bool, error) {
+	p, err := ParsePolicy(policy)
+	if err != nil {
+		return "", false, err
+	}
+	if override != nil {
+		return p, *override, nil
+	}
+	return p, policy == "", nil
+}

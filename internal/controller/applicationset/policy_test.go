@@ -48,6 +48,27 @@ func TestParsePolicy(t *testing.T) {
 	}
 }
 
+func TestServerPolicy(t *testing.T) {
+	for name, tc := range map[string]struct {
+		policy       string
+		override     *bool
+		wantPolicy   v1alpha1.ApplicationsSyncPolicy
+		wantOverride bool
+	}{
+		"no flags: sync, sets may override":                    {wantPolicy: "sync", wantOverride: true},
+		"a policy given: sets may not override":                {policy: "create-only", wantPolicy: "create-only"},
+		"a policy given with the override flag: they may":      {policy: "create-only", override: ptr.To(true), wantPolicy: "create-only", wantOverride: true},
+		"the override flag off without a policy: they may not": {override: ptr.To(false), wantPolicy: "sync"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			p, o, err := ServerPolicy(tc.policy, tc.override)
+			if err != nil || p != tc.wantPolicy || o != tc.wantOverride {
+				t.Errorf("ServerPolicy = %q, %v, %v; want %q, %v", p, o, err, tc.wantPolicy, tc.wantOverride)
+			}
+		})
+	}
+}
+
 func TestPrepare(t *testing.T) {
 	automated := &v1alpha1.SyncPolicy{Automated: &v1alpha1.SyncPolicyAutomated{Prune: true}}
 	for name, tc := range map[string]struct {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
 	"github.com/skiffcd/skiff/internal/appsetops"
+	"github.com/skiffcd/skiff/internal/clusters"
 	"github.com/skiffcd/skiff/internal/testcluster"
 	"github.com/skiffcd/skiff/internal/testwait"
 )
@@ -260,5 +261,28 @@ func TestDeletingTheSet(t *testing.T) {
 		if len(app.OwnerReferences) != 0 {
 			t.Errorf("app %s still refers to the set: %+v", app.Name, app.OwnerReferences)
 		}
+	}
+}
+
+// A cluster Secret added passes every set again: a set over the clusters
+// gets the new cluster's app without a change of its own.
+func TestClusterChangesPassTheSets(t *testing.T) {
+	ns := cluster.Namespace(t)
+	registry := clusters.NewStatic()
+	perCluster := func(_ context.Context, set *v1alpha1.ApplicationSet) ([]v1alpha1.Application, error) {
+		var apps []v1alpha1.Application
+		for _, cl := range registry.List() {
+			app := v1alpha1.Application{ObjectMeta: metav1.ObjectMeta{Name: "c-" + cl.Name}, Spec: *set.Spec.Template.Spec.DeepCopy()}
+			app.Spec.Destination.Server = cl.Server
+			apps = append(apps, app)
+		}
+		return apps, nil
+	}
+	c := startController(t, ns, func(r *Reconciler) { r.Generate, r.Clusters = perCluster, registry })
+	createSet(t, c, readSet(t, "list.yaml", ns), 1)
+	registry.Set(clusters.Cluster{Name: "east", Server: "https://east.example.com"})
+	apps := waitApps(t, c, ns, "the new cluster's app", func(a map[string]v1alpha1.Application) bool { return len(a) == 2 })
+	if east := apps["c-east"]; east.Spec.Destination.Server != "https://east.example.com" {
+		t.Errorf("c-east deploys to %q", east.Spec.Destination.Server)
 	}
 }
