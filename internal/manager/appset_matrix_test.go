@@ -102,19 +102,14 @@ func TestApplicationSetMatrixOfGitFilesAndClusters(t *testing.T) {
 					want[app+"-"+plane] = v1alpha1.ApplicationDestination{Server: p.server, Namespace: namespaceOf(app)}
 				}
 			}
-			list := &v1alpha1.ApplicationList{}
-			if err := c.List(ctx, list, client.InNamespace(ns)); err != nil {
+			got, items, err := appsOf(ctx, c, ns)
+			if err != nil {
 				return err
 			}
-			var got []string
-			for _, a := range list.Items {
-				got = append(got, a.Name)
-			}
-			slices.Sort(got)
 			if names := slices.Sorted(maps.Keys(want)); !slices.Equal(got, names) {
 				return fmt.Errorf("apps %v, want %v", got, names)
 			}
-			for _, a := range list.Items {
+			for _, a := range items {
 				if a.Spec.Destination != want[a.Name] {
 					return fmt.Errorf("app %s aims at %+v, want %+v", a.Name, a.Spec.Destination, want[a.Name])
 				}
