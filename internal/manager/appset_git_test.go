@@ -46,15 +46,10 @@ func TestApplicationSetsGenerateFromGit(t *testing.T) {
 	}
 	appsAre := func(want ...string) func() error {
 		return func() error {
-			list := &v1alpha1.ApplicationList{}
-			if err := c.List(ctx, list, client.InNamespace(ns)); err != nil {
+			got, _, err := appsOf(ctx, c, ns)
+			if err != nil {
 				return err
 			}
-			var got []string
-			for _, a := range list.Items {
-				got = append(got, a.Name)
-			}
-			slices.Sort(got)
 			if !slices.Equal(got, want) {
 				return fmt.Errorf("apps %v, want %v", got, want)
 			}
@@ -69,4 +64,18 @@ func TestApplicationSetsGenerateFromGit(t *testing.T) {
 		t.Fatal(err)
 	}
 	testwait.Eventually(t, "the committed directory's app after a refresh", appsAre("a", "b", "c"), testwait.Timeout(30*time.Second))
+}
+
+// appsOf lists the Applications of ns, with their names sorted.
+func appsOf(ctx context.Context, c client.Client, ns string) ([]string, []v1alpha1.Application, error) {
+	list := &v1alpha1.ApplicationList{}
+	if err := c.List(ctx, list, client.InNamespace(ns)); err != nil {
+		return nil, nil, err
+	}
+	var names []string
+	for _, a := range list.Items {
+		names = append(names, a.Name)
+	}
+	slices.Sort(names)
+	return names, list.Items, nil
 }
