@@ -195,12 +195,17 @@ func TestNamespacedServerRunsWithARoleOnly(t *testing.T) {
 		return admin.Get(ctx, client.ObjectKey{Namespace: ns, Name: server.InitialAdminSecretName}, &initial)
 	})
 
-	// The API answers the controller's state of the cluster it deploys to.
-	inCluster := apiCluster(t, base, string(initial.Data["password"]), "in-cluster")
-	if s := inCluster.Info; s.ConnectionState.Status != clusters.ConnectionSuccessful || s.ServerVersion == "" || s.ApplicationsCount < 2 ||
-		s.CacheInfo.ResourcesCount == 0 || s.CacheInfo.LastCacheSyncTime == nil || inCluster.ConnectionState != s.ConnectionState {
-		t.Errorf("in-cluster through the API: %+v, info %+v", inCluster.ConnectionState, s)
-	}
+	// The API answers the controller's state of the cluster it deploys to,
+	// as the replica published it on its Lease: up to a retry period (2 s)
+	// after the apps synced.
+	testwait.Eventually(t, "in-cluster's state through the API", func() error {
+		inCluster := apiCluster(t, base, string(initial.Data["password"]), "in-cluster")
+		if s := inCluster.Info; s.ConnectionState.Status != clusters.ConnectionSuccessful || s.ServerVersion == "" || s.ApplicationsCount < 2 ||
+			s.CacheInfo.ResourcesCount == 0 || s.CacheInfo.LastCacheSyncTime == nil || inCluster.ConnectionState != s.ConnectionState {
+			return fmt.Errorf("in-cluster through the API: %+v, info %+v", inCluster.ConnectionState, s)
+		}
+		return nil
+	}, testwait.Timeout(30*time.Second), testwait.Interval(500*time.Millisecond))
 }
 
 // apiLogin logs in to the API server at base as admin and returns the
