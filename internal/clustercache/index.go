@@ -39,9 +39,8 @@ func (c *Cache) upsert(s *stored) {
 // whole watch brings that version too, and the partial copy would stand,
 // untracked, for the whole one in between.
 func (c *Cache) lateMetadataLocked(s *stored) bool {
-	if old, ok := c.objects[s.key]; !ok || old.partial {
-		return false
-	}
+	// Once the kind is watched whole, every partial copy is late, also one
+	// of an object the whole watch has since deleted: it must not return.
 	for _, w := range c.watched {
 		if w.gvk.Group == s.key.Group && w.gvk.Kind == s.key.Kind {
 			return w.full

@@ -132,3 +132,37 @@ func TestADeletionDropsOnlyTheObjectItNames(t *testing.T) {
 		})
 	}
 }
+
+// A deleted object must not come back through its metadata-only watch: a
+// partial copy arriving after the kind is watched whole is ignored even
+// when the cache no longer holds the object, and the partial copies left
+// when the whole list is in (deleted objects whose deletion the stopped
+// metadata watch never delivered) are dropped.
+func TestALatePartialCopyDoesNotBringADeletedObjectBack(t *testing.T) {
+	gvk := schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}
+	key := ResourceKey{Kind: "ConfigMap", Namespace: "web", Name: "cfg"}
+	cfg := func(rv string) *unstructured.Unstructured {
+		u := object("v1", "ConfigMap", "web", "cfg", map[string]string{TrackingAnnotation: "shop:/ConfigMap:web/cfg"}, nil)
+		u.SetResourceVersion(rv)
+		return u
+	}
+	c := newUnstartedCache()
+	w := &kindWatch{gvk: gvk, wantFull: true, full: true}
+	c.watched = map[schema.GroupVersionResource]*kindWatch{{Version: "v1", Resource: "configmaps"}: w}
+	metadataEvent(t, c, gvk, cfg("11"))
+	if _, ok := c.Get(key); ok {
+		t.Fatal("a partial copy of an object the whole watch does not hold was cached")
+	}
+
+	w.full = false // the upgrade under way: the partial copy stands in
+	metadataEvent(t, c, gvk, cfg("12"))
+	if _, ok := c.Get(key); !ok {
+		t.Fatal("during the upgrade the partial copy is not cached")
+	}
+	c.mu.Lock()
+	c.dropPartialLocked(gvk)
+	c.mu.Unlock()
+	if _, ok := c.Get(key); ok {
+		t.Error("the partial copy of a deleted object outlived the whole list")
+	}
+}

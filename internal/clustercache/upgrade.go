@@ -79,11 +79,18 @@ func (c *Cache) upgrade(ctx context.Context) error {
 				return
 			}
 			c.mu.Lock()
-			defer c.mu.Unlock()
 			// Not a watch of the kind started again since.
-			if c.watched[gvr] == w {
-				w.full = true
-				w.stopMetadata()
+			if c.watched[gvr] != w {
+				c.mu.Unlock()
+				return
+			}
+			w.full = true
+			w.stopMetadata()
+			stale := c.dropPartialLocked(w.gvk)
+			subscribers := c.subscribers
+			c.mu.Unlock()
+			for _, s := range stale {
+				c.notify(subscribers, Event{App: s.app, Key: s.key, Deleted: true})
 			}
 		}()
 	}
@@ -92,4 +99,26 @@ func (c *Cache) upgrade(ctx context.Context) error {
 		return fmt.Errorf("waiting for the cluster cache to sync: %w", err)
 	}
 	return nil
+}
+
+// dropPartialLocked removes the partial copies of kind gvk once its whole
+// list is in: every object that exists came whole in that list, so a
+// partial copy left is of an object deleted meanwhile whose deletion the
+// metadata-only watch, now stopped, did not deliver (its late copy came
+// after the whole watch's deletion). Kept, it would stand for good: a
+// deleted ConfigMap an app tracks would stay Synced and never be healed.
+// It returns those that apps tracked, for their apps to hear of.
+func (c *Cache) dropPartialLocked(gvk schema.GroupVersionKind) []*stored {
+	var told []*stored
+	for key, s := range c.objects {
+		if !s.partial || key.Group != gvk.Group || key.Kind != gvk.Kind {
+			continue
+		}
+		c.unindexLocked(s)
+		delete(c.objects, key)
+		if s.app != "" {
+			told = append(told, s)
+		}
+	}
+	return told
 }
