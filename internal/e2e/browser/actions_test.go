@@ -23,20 +23,7 @@ import (
 // not paused); a readonly user's restart is refused and the dialog shows
 // the server's reason.
 func TestResourceActionRestart(t *testing.T) {
-	p := newPage(t, 1400, 900)
-	newGuestbook(t, "guestbook-actions")
-	p.login("admin", env.password)
-	p.visible(tid("app-tile-guestbook-actions"), 30*time.Second)
-	p.click(tid("app-tile-guestbook-actions"))
-	p.until("the Sync button (admin may sync)", attrIs(tid("app-actions"), "data-perms", "loaded"), 15*time.Second)
-	p.click(tid("sync-button"))
-	p.click(tid("sync-confirm"))
-	p.visible(tid("tree-node-Deployment-guestbook-ui")+`[data-health="Healthy"]`, 90*time.Second)
-	dest := getApp(t, "guestbook-actions").Spec.Destination.Namespace
-
-	p.click(tid("tree-node-Deployment-guestbook-ui"))
-	p.visible(tid("resource-panel"), 10*time.Second)
-	p.click(tid("panel-actions"))
+	p, dest := openDeploymentActions(t, "guestbook-actions")
 	p.visible(tid("action-restart"), 15*time.Second)
 	if !p.disabled(tid("action-resume")) || p.disabled(tid("action-restart")) {
 		t.Error("want resume greyed and restart enabled for a running Deployment")
@@ -97,20 +84,7 @@ definitions:
 	t.Cleanup(func() {
 		removeData(t, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: argocd, Name: "argocd-cm"}}, key)
 	})
-	p := newPage(t, 1400, 900)
-	newGuestbook(t, "guestbook-lua-action")
-	p.login("admin", env.password)
-	p.visible(tid("app-tile-guestbook-lua-action"), 30*time.Second)
-	p.click(tid("app-tile-guestbook-lua-action"))
-	p.until("the Sync button (admin may sync)", attrIs(tid("app-actions"), "data-perms", "loaded"), 15*time.Second)
-	p.click(tid("sync-button"))
-	p.click(tid("sync-confirm"))
-	p.visible(tid("tree-node-Deployment-guestbook-ui")+`[data-health="Healthy"]`, 90*time.Second)
-	dest := getApp(t, "guestbook-lua-action").Spec.Destination.Namespace
-
-	p.click(tid("tree-node-Deployment-guestbook-ui"))
-	p.visible(tid("resource-panel"), 10*time.Second)
-	p.click(tid("panel-actions"))
+	p, dest := openDeploymentActions(t, "guestbook-lua-action")
 	p.visible(tid("action-stamp"), 15*time.Second)
 	p.visible(tid("action-restart"), 5*time.Second)
 	p.screenshot("04-lua-action-in-menu")
@@ -128,4 +102,26 @@ definitions:
 		}
 		return nil
 	}, testwait.Timeout(30*time.Second), testwait.Interval(200*time.Millisecond))
+}
+
+// openDeploymentActions creates the guestbook app, logs in as admin, syncs
+// it from its page and opens the Actions menu of its Deployment once
+// Healthy; it returns the page and the app's destination namespace.
+func openDeploymentActions(t *testing.T, app string) (*page, string) {
+	t.Helper()
+	p := newPage(t, 1400, 900)
+	newGuestbook(t, app)
+	p.login("admin", env.password)
+	p.visible(tid("app-tile-"+app), 30*time.Second)
+	p.click(tid("app-tile-" + app))
+	p.until("the Sync button (admin may sync)", attrIs(tid("app-actions"), "data-perms", "loaded"), 15*time.Second)
+	p.click(tid("sync-button"))
+	p.click(tid("sync-confirm"))
+	p.visible(tid("tree-node-Deployment-guestbook-ui")+`[data-health="Healthy"]`, 90*time.Second)
+	dest := getApp(t, app).Spec.Destination.Namespace
+
+	p.click(tid("tree-node-Deployment-guestbook-ui"))
+	p.visible(tid("resource-panel"), 10*time.Second)
+	p.click(tid("panel-actions"))
+	return p, dest
 }
