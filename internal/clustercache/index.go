@@ -35,16 +35,24 @@ func (c *Cache) upsert(s *stored) {
 }
 
 // lateMetadataLocked reports whether s, a partial copy, is a late event of
-// a metadata-only watch that a whole watch replaced (see upgrade): the
-// whole watch brings that version too, and the partial copy would stand,
-// untracked, for the whole one in between.
+// a metadata-only watch that a whole watch replaced or is replacing (see
+// upgrade): the whole watch brings that version too, and the partial copy
+// would stand, untracked, for the whole one in between: its app would see
+// the object go missing and come back, and hear of each change twice.
 func (c *Cache) lateMetadataLocked(s *stored) bool {
-	// Once the kind is watched whole, every partial copy is late, also one
-	// of an object the whole watch has since deleted: it must not return.
 	for _, w := range c.watched {
-		if w.gvk.Group == s.key.Group && w.gvk.Kind == s.key.Kind {
-			return w.full
+		if w.gvk.Group != s.key.Group || w.gvk.Kind != s.key.Kind {
+			continue
 		}
+		// Once the kind is watched whole, every partial copy is late, also
+		// one of an object the whole watch has since deleted: it must not
+		// return. While the whole watch starts, one held whole (recorded
+		// from a sync, or listed whole) is kept until that watch replaces it.
+		if w.full {
+			return true
+		}
+		old, ok := c.objects[s.key]
+		return w.wantFull && ok && !old.partial
 	}
 	return false
 }

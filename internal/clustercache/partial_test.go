@@ -44,8 +44,9 @@ func TestWholeAndPartialCopiesOfAnObject(t *testing.T) {
 		wantData   string
 		wantApp    bool
 		wantEvents int
-		// full: the kind is watched whole, its metadata-only watch ended.
-		full bool
+		// upgrading: the kind's whole watch is asked for; full: it is
+		// watched whole, its metadata-only watch ended.
+		upgrading, full bool
 	}{
 		"a partial copy of a tracked object counts as untracked": {
 			events: []event{{"10", false}}, wantEvents: 1},
@@ -58,6 +59,12 @@ func TestWholeAndPartialCopiesOfAnObject(t *testing.T) {
 		// Its app hears the object leave it, as the partial copy is heard.
 		"a later partial copy replaces a whole one": {
 			events: []event{{"10", true}, {"11", false}}, wantEvents: 3},
+		// The whole watch brings that version; until then the whole copy
+		// stands, and the app hears of the change once.
+		"while the kind's whole watch starts, a later partial copy leaves a whole one": {
+			events: []event{{"10", true}, {"11", false}}, upgrading: true, wantData: "10", wantApp: true, wantEvents: 1},
+		"while the kind's whole watch starts, that watch's copy of a later version is heard": {
+			events: []event{{"10", true}, {"11", false}, {"11", true}}, upgrading: true, wantData: "11", wantApp: true, wantEvents: 2},
 		"the whole watch catches up with the partial one": {
 			events: []event{{"10", true}, {"11", false}, {"11", true}}, wantData: "11", wantApp: true, wantEvents: 4},
 		"once the kind is watched whole, a late partial copy is ignored": {
@@ -68,7 +75,7 @@ func TestWholeAndPartialCopiesOfAnObject(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			c := newUnstartedCache()
 			c.watched = map[schema.GroupVersionResource]*kindWatch{
-				{Version: "v1", Resource: "configmaps"}: {gvk: gvk, wantFull: tc.full, full: tc.full}}
+				{Version: "v1", Resource: "configmaps"}: {gvk: gvk, wantFull: tc.upgrading || tc.full, full: tc.full}}
 			heard := 0
 			c.Subscribe(func(Event) { heard++ })
 			for _, e := range tc.events {
