@@ -35,6 +35,9 @@ func (v *Versions[K]) CacheOlder(key K, cached string) bool {
 	return true
 }
 
+// Forget drops the record of key (an object deleted).
+func (v *Versions[K]) Forget(key K) { v.versions.Delete(key) }
+
 // Recorded reports whether a write of key waits for the cache.
 func (v *Versions[K]) Recorded(key K) bool {
 	_, ok := v.versions.Load(key)

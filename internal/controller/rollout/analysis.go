@@ -124,7 +124,7 @@ func (p *pass) reconcileAnalysis(ctx context.Context) error {
 // and those its status names that the cache does not show yet.
 func (p *pass) loadAnalysisRuns(ctx context.Context) error {
 	var list v1alpha1.AnalysisRunList
-	if err := p.r.Client.List(ctx, &list, client.InNamespace(p.ro.Namespace)); err != nil {
+	if err := p.r.Client.List(ctx, &list, ownedBy(p.ro)...); err != nil {
 		return fmt.Errorf("listing AnalysisRuns: %w", err)
 	}
 	seen := map[string]bool{}

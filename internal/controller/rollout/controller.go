@@ -66,8 +66,8 @@ type Notifier interface {
 
 // Reconciler runs Rollouts in every namespace.
 type Reconciler struct {
-	// Client reads Rollouts and Services (cached) and writes them and
-	// ReplicaSets.
+	// Client reads Rollouts, AnalysisRuns and Services (cached) and writes
+	// them and ReplicaSets.
 	Client client.Client
 	// APIReader lists pods on demand for restartAt and reads the Deployment
 	// of a workloadRef, so that no informer holds every Pod and Deployment
@@ -95,8 +95,28 @@ type Reconciler struct {
 	// namespaced name).
 	templateMatches syncmap.Map[client.ObjectKey, templateMatch]
 	// replicaSetWrites holds the version of this process's latest write of
-	// each ReplicaSet until the cache shows it.
+	// each ReplicaSet until the cache shows it; rolloutWrites that of each
+	// Rollout's status.
 	replicaSetWrites ownwrites.Versions[types.UID]
+	rolloutWrites    ownwrites.Versions[types.UID]
+}
+
+// controllerUIDIndex indexes ReplicaSets and AnalysisRuns by the UID of the
+// Rollout that controls them: a pass lists its own, not every one of the
+// namespace (a copy of each per pass made 200 Rollouts' passes quadratic).
+const controllerUIDIndex = "rollout.controllerUID"
+
+// controllerUID is the controllerUIDIndex of o.
+func controllerUID(o client.Object) []string {
+	if owner := metav1.GetControllerOf(o); owner != nil && owner.Kind == "Rollout" {
+		return []string{string(owner.UID)}
+	}
+	return nil
+}
+
+// ownedBy lists ro's own objects of a cache indexed by controllerUIDIndex.
+func ownedBy(ro *v1alpha1.Rollout) []client.ListOption {
+	return []client.ListOption{client.InNamespace(ro.Namespace), client.MatchingFields{controllerUIDIndex: string(ro.UID)}}
 }
 
 func (r *Reconciler) now() time.Time {
@@ -138,6 +158,12 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	})
 	if err != nil {
 		return fmt.Errorf("setting up the Rollout controller's ReplicaSet cache: %w", err)
+	}
+	if err := replicaSets.IndexField(context.Background(), &appsv1.ReplicaSet{}, controllerUIDIndex, controllerUID); err != nil {
+		return fmt.Errorf("indexing the Rollout controller's ReplicaSets: %w", err)
+	}
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &v1alpha1.AnalysisRun{}, controllerUIDIndex, controllerUID); err != nil {
+		return fmt.Errorf("indexing AnalysisRuns by Rollout: %w", err)
 	}
 	if err := mgr.Add(replicaSets); err != nil {
 		return fmt.Errorf("setting up the Rollout controller's ReplicaSet cache: %w", err)
@@ -214,14 +240,8 @@ func (r *Reconciler) rolloutsOfTemplate(ctx context.Context, o client.Object) []
 // Rollout's series go.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	start := r.now()
-	// The Rollout is read from the API server, not the cache: a pass that
-	// acted on a copy older than the last status write (the informer lags
-	// behind it) would redo what that write recorded as done, or undo an
-	// abort, and switch Services on its strength before its own status
-	// write fails on the conflict. ReplicaSets and Services come from the
-	// cache.
 	ro := &v1alpha1.Rollout{}
-	if err := r.APIReader.Get(ctx, req.NamespacedName, ro); err != nil {
+	if err := r.Client.Get(ctx, req.NamespacedName, ro); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.templateMatches.Delete(req.NamespacedName)
 			rolloutmetrics.Rollouts.Forget(req.NamespacedName)
@@ -229,7 +249,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !ro.DeletionTimestamp.IsZero() {
+		r.rolloutWrites.Forget(ro.UID)
 		return ctrl.Result{}, nil
+	}
+	// A pass that acted on a copy older than its last status write (the
+	// informer lags behind it) would redo what that write recorded as
+	// done, or undo an abort, and switch Services on its strength before
+	// its own status write failed on the conflict. That write's watch
+	// event brings the next pass.
+	if r.rolloutWrites.CacheOlder(ro.UID, ro.ResourceVersion) {
+		return ctrl.Result{RequeueAfter: conflictRetry}, nil
 	}
 	res, err := r.step(ctx, ro)
 	rolloutmetrics.Rollouts.Observe(req.NamespacedName, r.now().Sub(start), err)
@@ -441,5 +470,6 @@ func (p *pass) writeStatus(ctx context.Context) error {
 	if err := p.r.Client.Status().Update(ctx, updated); err != nil {
 		return fmt.Errorf("writing the status of Rollout %s/%s: %w", p.ro.Namespace, p.ro.Name, err)
 	}
+	p.r.rolloutWrites.Wrote(updated.UID, updated.ResourceVersion)
 	return nil
 }

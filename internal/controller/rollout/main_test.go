@@ -86,12 +86,12 @@ func installCRD(ctx context.Context, c *testcluster.Cluster, path string) error 
 // returns a direct (uncached) client.
 func startController(t *testing.T) client.Client {
 	t.Helper()
-	return startControllerReading(t, func(r client.Reader) client.Reader { return r })
+	return startControllerReading(t, func(c client.Client) client.Client { return c })
 }
 
-// startControllerReading is startController with the controller's API
-// reader wrapped by wrap, for tests that watch what it reads.
-func startControllerReading(t *testing.T, wrap func(client.Reader) client.Reader) client.Client {
+// startControllerReading is startController with the controller's
+// (cached) client wrapped by wrap, for tests that watch what it reads.
+func startControllerReading(t *testing.T, wrap func(client.Client) client.Client) client.Client {
 	t.Helper()
 	return cluster.StartManager(t, func(mgr ctrl.Manager) error {
 		// The Events skiff server writes: the tests count scale Events.
@@ -99,7 +99,7 @@ func startControllerReading(t *testing.T, wrap func(client.Reader) client.Reader
 		if err := mgr.Add(events); err != nil {
 			return err
 		}
-		r := &Reconciler{Client: mgr.GetClient(), APIReader: wrap(mgr.GetAPIReader()), Recorder: events.Recorder("rollouts-controller")}
+		r := &Reconciler{Client: wrap(mgr.GetClient()), APIReader: mgr.GetAPIReader(), Recorder: events.Recorder("rollouts-controller")}
 		if err := r.SetupWithManager(mgr); err != nil {
 			return err
 		}

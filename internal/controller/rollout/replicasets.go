@@ -28,7 +28,7 @@ var errCacheBehind = errors.New("the cache has not caught up with an earlier wri
 // loadReplicaSets reads the ReplicaSets this Rollout controls.
 func (p *pass) loadReplicaSets(ctx context.Context) error {
 	var list appsv1.ReplicaSetList
-	if err := p.r.replicaSets.List(ctx, &list, client.InNamespace(p.ro.Namespace)); err != nil {
+	if err := p.r.replicaSets.List(ctx, &list, ownedBy(p.ro)...); err != nil {
 		return fmt.Errorf("listing ReplicaSets of Rollout %s/%s: %w", p.ro.Namespace, p.ro.Name, err)
 	}
 	p.allRS = nil

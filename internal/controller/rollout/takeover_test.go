@@ -63,8 +63,8 @@ func TestTakeoverFromArgoRolloutsChangesNothing(t *testing.T) {
 		}
 	}
 
-	passes := &passCounter{Reader: nil, n: map[types.NamespacedName]int{}}
-	c := startControllerReading(t, func(r client.Reader) client.Reader { passes.Reader = r; return passes })
+	passes := &passCounter{n: map[types.NamespacedName]int{}}
+	c := startControllerReading(t, func(c client.Client) client.Client { passes.Client = c; return passes })
 	waitForPasses(t, c, passes, rollouts, 4)
 	for _, ro := range rollouts {
 		after := readTakeoverState(t, c, ro)
@@ -150,7 +150,7 @@ func healthyUnderArgo(ro *v1alpha1.Rollout) bool {
 
 // passCounter counts the reconciler's reads of each Rollout: one per pass.
 type passCounter struct {
-	client.Reader
+	client.Client
 	mu sync.Mutex
 	n  map[types.NamespacedName]int
 }
@@ -161,7 +161,7 @@ func (p *passCounter) Get(ctx context.Context, key client.ObjectKey, obj client.
 		p.n[key]++
 		p.mu.Unlock()
 	}
-	return p.Reader.Get(ctx, key, obj, opts...)
+	return p.Client.Get(ctx, key, obj, opts...)
 }
 
 func (p *passCounter) count(ro *v1alpha1.Rollout) int {
