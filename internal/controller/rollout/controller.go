@@ -165,6 +165,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &v1alpha1.AnalysisRun{}, controllerUIDIndex, controllerUID); err != nil {
 		return fmt.Errorf("indexing AnalysisRuns by Rollout: %w", err)
 	}
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &v1alpha1.Rollout{}, referencesIndex, references); err != nil {
+		return fmt.Errorf("indexing Rollouts by what they name: %w", err)
+	}
 	if err := mgr.Add(replicaSets); err != nil {
 		return fmt.Errorf("setting up the Rollout controller's ReplicaSet cache: %w", err)
 	}
@@ -178,12 +181,12 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		WatchesRawSource(source.Kind(replicaSets, &appsv1.ReplicaSet{},
 			handler.TypedEnqueueRequestForOwner[*appsv1.ReplicaSet](mgr.GetScheme(), mgr.GetRESTMapper(), &v1alpha1.Rollout{}, handler.OnlyControllerOwner()))).
 		Owns(&v1alpha1.AnalysisRun{}).
-		Watches(&corev1.Service{}, handler.EnqueueRequestsFromMapFunc(r.rolloutsOfService)).
-		WatchesMetadata(&appsv1.Deployment{}, handler.EnqueueRequestsFromMapFunc(r.rolloutsOfDeployment)).
-		Watches(&v1alpha1.AnalysisTemplate{}, handler.EnqueueRequestsFromMapFunc(r.rolloutsOfTemplate)).
+		Watches(&corev1.Service{}, handler.EnqueueRequestsFromMapFunc(r.rolloutsNaming("Service"))).
+		WatchesMetadata(&appsv1.Deployment{}, handler.EnqueueRequestsFromMapFunc(r.rolloutsNaming("Deployment"))).
+		Watches(&v1alpha1.AnalysisTemplate{}, handler.EnqueueRequestsFromMapFunc(r.rolloutsNaming("AnalysisTemplate"))).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.Workers})
 	if r.Namespace == "" {
-		b = b.Watches(&v1alpha1.ClusterAnalysisTemplate{}, handler.EnqueueRequestsFromMapFunc(r.rolloutsOfTemplate))
+		b = b.Watches(&v1alpha1.ClusterAnalysisTemplate{}, handler.EnqueueRequestsFromMapFunc(r.rolloutsNaming("ClusterAnalysisTemplate")))
 	}
 	if err := b.Complete(r); err != nil {
 		return fmt.Errorf("setting up the Rollout controller: %w", err)
@@ -191,47 +194,58 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return nil
 }
 
-// rolloutsOfService wakes the Rollouts of the Service's namespace that name
-// it, so a Service created after its Rollout unblocks the Rollout at once.
-func (r *Reconciler) rolloutsOfService(ctx context.Context, o client.Object) []reconcile.Request {
-	var list v1alpha1.RolloutList
-	if err := r.Client.List(ctx, &list, client.InNamespace(o.GetNamespace())); err != nil {
+// referencesIndex indexes Rollouts by what they name, as "Kind/name" (see
+// references): a Service, template or Deployment event wakes the Rollouts
+// that name it without a copy of every Rollout of the namespace (a
+// blue-green update switches as many Services as there are Rollouts).
+const referencesIndex = "rollout.references"
+
+// references is the referencesIndex of a Rollout.
+func references(o client.Object) []string {
+	ro, ok := o.(*v1alpha1.Rollout)
+	if !ok {
 		return nil
 	}
-	var reqs []reconcile.Request
-	for _, ro := range list.Items {
-		for _, name := range serviceNames(&ro) {
-			if name == o.GetName() {
-				reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&ro)})
-				break
-			}
+	var keys []string
+	for _, name := range serviceNames(ro) {
+		if name != "" {
+			keys = append(keys, "Service/"+name)
 		}
 	}
-	return reqs
+	for _, ref := range templateRefs(ro) {
+		kind := "AnalysisTemplate"
+		if ref.ClusterScope {
+			kind = "ClusterAnalysisTemplate"
+		}
+		keys = append(keys, kind+"/"+ref.TemplateName)
+	}
+	if ref := ro.Spec.WorkloadRef; ref != nil {
+		keys = append(keys, "Deployment/"+ref.Name)
+	}
+	return keys
 }
 
-// rolloutsOfTemplate wakes the Rollouts that name an analysis template, so
-// one created after its Rollout (InvalidSpec until then) unblocks it.
-func (r *Reconciler) rolloutsOfTemplate(ctx context.Context, o client.Object) []reconcile.Request {
-	var list v1alpha1.RolloutList
-	var opts []client.ListOption
-	if o.GetNamespace() != "" {
-		opts = append(opts, client.InNamespace(o.GetNamespace()))
-	}
-	if err := r.Client.List(ctx, &list, opts...); err != nil {
-		return nil
-	}
-	_, cluster := o.(*v1alpha1.ClusterAnalysisTemplate)
-	var reqs []reconcile.Request
-	for _, ro := range list.Items {
-		for _, ref := range templateRefs(&ro) {
-			if ref.TemplateName == o.GetName() && ref.ClusterScope == cluster {
-				reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&ro)})
-				break
-			}
+// rolloutsNaming wakes the Rollouts that name an object of kind: a Service
+// or analysis template created after its Rollout (InvalidSpec until then)
+// unblocks it at once, a Deployment's template change starts a new
+// revision of the Rollouts whose workloadRef names it. A cluster-scoped
+// object wakes Rollouts in every namespace.
+func (r *Reconciler) rolloutsNaming(kind string) handler.MapFunc {
+	return func(ctx context.Context, o client.Object) []reconcile.Request {
+		opts := []client.ListOption{client.MatchingFields{referencesIndex: kind + "/" + o.GetName()}}
+		if o.GetNamespace() != "" {
+			opts = append(opts, client.InNamespace(o.GetNamespace()))
 		}
+		var list v1alpha1.RolloutList
+		if err := r.Client.List(ctx, &list, opts...); err != nil {
+			return nil
+		}
+		reqs := make([]reconcile.Request, len(list.Items))
+		for i := range list.Items {
+			reqs[i] = reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])}
+		}
+		return reqs
 	}
-	return reqs
 }
 
 // Reconcile brings the ReplicaSets and Services of one Rollout a step closer

@@ -9,7 +9,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
 )
@@ -102,20 +101,4 @@ func (p *pass) scaleDownWorkload(ctx context.Context) error {
 	}
 	p.event("ScalingDeployment", "Scaled down Deployment %s from %d to %d (workloadRef scaleDown %s)", p.workload.Name, current, want, p.ro.Spec.WorkloadRef.ScaleDown)
 	return nil
-}
-
-// rolloutsOfDeployment wakes the Rollouts whose workloadRef names the
-// Deployment, so a template change there starts a new revision.
-func (r *Reconciler) rolloutsOfDeployment(ctx context.Context, o client.Object) []reconcile.Request {
-	var list v1alpha1.RolloutList
-	if err := r.Client.List(ctx, &list, client.InNamespace(o.GetNamespace())); err != nil {
-		return nil
-	}
-	var reqs []reconcile.Request
-	for _, ro := range list.Items {
-		if ref := ro.Spec.WorkloadRef; ref != nil && ref.Name == o.GetName() {
-			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&ro)})
-		}
-	}
-	return reqs
 }
