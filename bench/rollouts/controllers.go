@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -157,4 +158,26 @@ func closeOnExit(f *os.File, exited <-chan struct{}) {
 		<-exited
 		f.Close()
 	}()
+}
+
+// startProfile starts a CPU profile of -profile-seconds of skiff (with
+// -profile) and returns the function that waits until it is saved and
+// says whether there was one.
+func (c *controller) startProfile(name string) (wait func() bool) {
+	if c.pprofAddr == "" {
+		return func() bool { return false }
+	}
+	saved := benchkit.StartCPUProfile(http.DefaultClient, "http://"+c.pprofAddr, *profileSeconds, *profileDir, name)
+	return func() bool {
+		saved()
+		return true
+	}
+}
+
+// saveHeapProfile saves skiff's heap profile (with -profile).
+func (c *controller) saveHeapProfile(name string) {
+	if c.pprofAddr == "" {
+		return
+	}
+	benchkit.FetchProfile(context.Background(), http.DefaultClient, "http://"+c.pprofAddr+"/debug/pprof/heap", *profileDir, name)
 }

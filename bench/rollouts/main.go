@@ -33,14 +33,15 @@ import (
 )
 
 var (
-	n           = flag.Int("n", 200, "Rollouts (and the floor's Deployments) per run")
-	strategy    = flag.String("strategy", "canary", "canary, bluegreen or both (one table each)")
-	idle        = flag.Duration("idle", 30*time.Second, "how long each controller idles after the update")
-	skiffBin    = flag.String("skiff", "", "a prebuilt skiff binary (default: build ./cmd/skiff)")
-	profileDir  = flag.String("profile", "", "serve skiff's pprof, write its CPU profiles of create and update and a heap profile into this directory, and keep the controllers' logs there")
-	only        = flag.String("only", "", "run only floor, argo or skiff")
-	waitTimeout = flag.Duration("timeout", 10*time.Minute, "bound of every wait for all Healthy")
-	logDirFlag  = flag.String("log-dir", "", "keep the controllers' logs in this directory (default: -profile's, else a temporary directory removed at the end)")
+	n              = flag.Int("n", 200, "Rollouts (and the floor's Deployments) per run")
+	strategy       = flag.String("strategy", "canary", "canary, bluegreen or both (one table each)")
+	idle           = flag.Duration("idle", 30*time.Second, "how long each controller idles after the update")
+	skiffBin       = flag.String("skiff", "", "a prebuilt skiff binary (default: build ./cmd/skiff)")
+	profileDir     = flag.String("profile", "", "serve skiff's pprof, write its CPU profiles of create and update and a heap profile into this directory, and keep the controllers' logs there")
+	profileSeconds = flag.Int("profile-seconds", 30, "length of each CPU profile (from the start of create and of update)")
+	only           = flag.String("only", "", "run only floor, argo or skiff")
+	waitTimeout    = flag.Duration("timeout", 10*time.Minute, "bound of every wait for all Healthy")
+	logDirFlag     = flag.String("log-dir", "", "keep the controllers' logs in this directory (default: -profile's, else a temporary directory removed at the end)")
 )
 
 var sides = []string{"floor", "argo", "skiff"}
@@ -128,7 +129,7 @@ func run(ctx context.Context) error {
 			}
 			rows = append(rows, r)
 		}
-		fmt.Printf("\n%s", table(rows, *n, s, *idle))
+		fmt.Printf("\n%s\n%s", table(rows, *n, s, *idle), requestTable(rows, 15))
 	}
 	return nil
 }

@@ -1,7 +1,10 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 )
@@ -58,4 +61,47 @@ func ratio(a, b float64) string {
 		return "-"
 	}
 	return fmt.Sprintf("%.2fx", a/b)
+}
+
+// requestTable formats the runs' API requests (every client's) by verb and
+// resource as a Markdown table, a create and an update column per run: the
+// top resources by their largest count, then the totals.
+func requestTable(rows []row, top int) string {
+	totals := make([]float64, 2*len(rows))
+	largest := map[string]float64{}
+	for i, r := range rows {
+		for phase, counts := range r.requests {
+			for k, v := range counts {
+				totals[2*i+phase] += v
+				largest[k] = max(largest[k], v)
+			}
+		}
+	}
+	keys := slices.Collect(maps.Keys(largest))
+	slices.SortFunc(keys, func(a, b string) int {
+		if c := cmp.Compare(largest[b], largest[a]); c != 0 {
+			return c
+		}
+		return strings.Compare(a, b)
+	})
+	keys = keys[:min(top, len(keys))]
+	var b strings.Builder
+	b.WriteString("| API requests (all clients) |")
+	for _, r := range rows {
+		fmt.Fprintf(&b, " %s create | %s update |", r.name, r.name)
+	}
+	b.WriteString("\n|---|" + strings.Repeat("---|", 2*len(rows)) + "\n")
+	for _, k := range keys {
+		b.WriteString("| " + k + " |")
+		for _, r := range rows {
+			fmt.Fprintf(&b, " %.0f | %.0f |", r.requests[0][k], r.requests[1][k])
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("| total |")
+	for _, t := range totals {
+		fmt.Fprintf(&b, " %.0f |", t)
+	}
+	b.WriteString("\n")
+	return b.String()
 }

@@ -55,3 +55,52 @@ func TestTable(t *testing.T) {
 		})
 	}
 }
+
+func TestRequestTable(t *testing.T) {
+	argo := row{name: "argo", requests: [2]map[string]float64{
+		{"CREATE replicasets": 200, "UPDATE rollouts/status": 600, "GET rollouts": 5},
+		{"UPDATE rollouts/status": 900},
+	}}
+	skiff := row{name: "skiff", requests: [2]map[string]float64{
+		{"CREATE replicasets": 200, "PATCH rollouts/status": 1000},
+		{"PATCH rollouts/status": 2000, "LIST pods": 1},
+	}}
+	tests := map[string]struct {
+		top  int
+		want []string
+		not  []string
+	}{
+		"the resources by their largest count, a zero where a run made none, and totals": {
+			top: 10,
+			want: []string{
+				"| API requests (all clients) | argo create | argo update | skiff create | skiff update |\n|---|---|---|---|---|\n" +
+					"| PATCH rollouts/status | 0 | 0 | 1000 | 2000 |\n" +
+					"| UPDATE rollouts/status | 600 | 900 | 0 | 0 |\n" +
+					"| CREATE replicasets | 200 | 0 | 200 | 0 |\n" +
+					"| GET rollouts | 5 | 0 | 0 | 0 |\n" +
+					"| LIST pods | 0 | 0 | 0 | 1 |\n" +
+					"| total | 805 | 900 | 1200 | 2001 |\n",
+			},
+		},
+		"only the top resources are listed; the totals still count all": {
+			top:  2,
+			want: []string{"| UPDATE rollouts/status |", "| total | 805 | 900 | 1200 | 2001 |"},
+			not:  []string{"CREATE replicasets", "LIST pods"},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			got := requestTable([]row{argo, skiff}, tc.top)
+			for _, w := range tc.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("table lacks %q:\n%s", w, got)
+				}
+			}
+			for _, w := range tc.not {
+				if strings.Contains(got, w) {
+					t.Errorf("table has %q:\n%s", w, got)
+				}
+			}
+		})
+	}
+}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -37,8 +39,10 @@ type env struct {
 	cluster      *testcluster.Cluster
 	c            client.WithWatch
 	apiserverPID int
-	skiffBin     string
-	logDir, tmp  string
+	// metrics reads kube-apiserver's /metrics.
+	metrics     *http.Client
+	skiffBin    string
+	logDir, tmp string
 }
 
 // startEnv starts the control plane and installs skiff's argoproj.io CRDs
@@ -61,6 +65,10 @@ func (e *env) setup(ctx context.Context) error {
 	if e.c, err = benchkit.NewClient(e.cluster.Config); err != nil {
 		return err
 	}
+	if e.metrics, err = rest.HTTPClientFor(e.cluster.Config); err != nil {
+		return err
+	}
+	e.metrics.Timeout = 10 * time.Second
 	if err := crds.Install(ctx, e.cluster.Config, time.Minute); err != nil {
 		return fmt.Errorf("installing skiff's CRDs: %w", err)
 	}
@@ -100,6 +108,9 @@ type row struct {
 	// apiCPU is kube-apiserver's CPU-s in create and update.
 	apiCPU [2]float64
 	rss    float64
+	// requests are the increases of apiserver_request_total in create and
+	// update, by verb and resource, from every client.
+	requests [2]map[string]float64
 }
 
 // workload is what a run writes and waits for.
@@ -188,7 +199,9 @@ func (e *env) runOne(ctx context.Context, side, strategy string) (r row, err err
 	defer api.Stop()
 	proc.Phase()
 	api.Phase()
+	requests0 := e.requests(ctx)
 
+	profiled := ctl.startProfile(fmt.Sprintf("skiff-create-%s-%d.pprof", strategy, *n))
 	start := time.Now()
 	if err := benchkit.ForEach(*n, inFlight, func(i int) error { return e.c.Create(ctx, objs[i]) }); err != nil {
 		return r, fmt.Errorf("creating: %w", err)
@@ -198,6 +211,17 @@ func (e *env) runOne(ctx context.Context, side, strategy string) (r row, err err
 	}
 	r.cpu[0], _ = proc.Phase()
 	r.apiCPU[0], _ = api.Phase()
+	requests1 := e.requests(ctx)
+	r.requests[0] = benchkit.Deltas(requests0, requests1)
+	if profiled() {
+		// The profile outlasted the phase: what ran while it finished
+		// counts in neither phase.
+		proc.Phase()
+		api.Phase()
+		requests1 = e.requests(ctx)
+	}
+
+	profiled = ctl.startProfile(fmt.Sprintf("skiff-update-%s-%d.pprof", strategy, *n))
 	fmt.Printf("%s: create → all %s in %s; %s %.2f CPU-s, kube-apiserver %.2f CPU-s\n", side, w.what, secs(r.create), ctl.name, r.cpu[0], r.apiCPU[0])
 
 	start = time.Now()
@@ -212,6 +236,12 @@ func (e *env) runOne(ctx context.Context, side, strategy string) (r row, err err
 	}
 	r.cpu[1], _ = proc.Phase()
 	r.apiCPU[1], _ = api.Phase()
+	r.requests[1] = benchkit.Deltas(requests1, e.requests(ctx))
+	if profiled() {
+		proc.Phase()
+		api.Phase()
+	}
+	ctl.saveHeapProfile(fmt.Sprintf("skiff-heap-%s-%d.pprof", strategy, *n))
 	fmt.Printf("%s: update → all %s in %s; %s %.2f CPU-s, kube-apiserver %.2f CPU-s\n", side, w.what, secs(r.update), ctl.name, r.cpu[1], r.apiCPU[1])
 
 	select {
@@ -258,6 +288,16 @@ func (e *env) waitAll(ctx context.Context, w workload, ns string, ctl *controlle
 			return good >= *n, fmt.Sprintf("%d of %d %s", good, *n, w.what)
 		})
 	return time.Since(start), err
+}
+
+// requests reads kube-apiserver's apiserver_request_total by verb and
+// resource; a failed read is said and counts nothing.
+func (e *env) requests(ctx context.Context) map[string]float64 {
+	series, err := benchkit.ScrapeSeries(ctx, e.metrics, e.cluster.Config.Host+"/metrics", "apiserver_request_total")
+	if err != nil {
+		fmt.Printf("reading kube-apiserver's request counts: %v\n", err)
+	}
+	return benchkit.ByVerbResource(series)
 }
 
 // deleteNamespace deletes ns and waits until it is gone, its pods too.
