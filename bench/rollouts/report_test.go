@@ -39,16 +39,7 @@ func TestTable(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			got := table(tc.rows, 200, "canary", 30*time.Second)
-			for _, w := range tc.want {
-				if !strings.Contains(got, w) {
-					t.Errorf("table lacks %q:\n%s", w, got)
-				}
-			}
-			for _, w := range tc.wantNot {
-				if strings.Contains(got, w) {
-					t.Errorf("table has %q:\n%s", w, got)
-				}
-			}
+			checkParts(t, got, tc.want, tc.wantNot)
 			if lines := strings.Count(got, "\n"); lines != tc.wantLines {
 				t.Errorf("table has %d lines, want %d:\n%s", lines, tc.wantLines, got)
 			}
@@ -90,17 +81,22 @@ func TestRequestTable(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			got := requestTable([]row{argo, skiff}, tc.top)
-			for _, w := range tc.want {
-				if !strings.Contains(got, w) {
-					t.Errorf("table lacks %q:\n%s", w, got)
-				}
-			}
-			for _, w := range tc.not {
-				if strings.Contains(got, w) {
-					t.Errorf("table has %q:\n%s", w, got)
-				}
-			}
+			checkParts(t, requestTable([]row{argo, skiff}, tc.top), tc.want, tc.not)
 		})
+	}
+}
+
+// checkParts fails unless got holds every want and no not.
+func checkParts(t *testing.T, got string, want, not []string) {
+	t.Helper()
+	for _, w := range want {
+		if !strings.Contains(got, w) {
+			t.Errorf("table lacks %q:\n%s", w, got)
+		}
+	}
+	for _, w := range not {
+		if strings.Contains(got, w) {
+			t.Errorf("table has %q:\n%s", w, got)
+		}
 	}
 }
