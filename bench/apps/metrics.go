@@ -1,16 +1,15 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"net/http"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
+	"github.com/skiffcd/skiff/bench/internal/benchkit"
 	"k8s.io/client-go/rest"
 )
 
@@ -44,13 +43,13 @@ func newAPIMetrics(cfgs ...*rest.Config) (*apiMetrics, error) {
 // total sums apiserver_request_total over all series of every control plane.
 func (m *apiMetrics) total(ctx context.Context) (float64, error) {
 	series, err := m.series(ctx, "apiserver_request_total")
-	return sumSeries(series), err
+	return benchkit.SumSeries(series), err
 }
 
 // series returns every series of metric, each summed over the control
 // planes; the error tells which scrapes failed.
 func (m *apiMetrics) series(ctx context.Context, metric string) (map[string]float64, error) {
-	sum, err := scrapeSeries(ctx, m.client, m.url, metric)
+	sum, err := benchkit.ScrapeSeries(ctx, m.client, m.url, metric)
 	if len(m.others) == 0 {
 		return sum, err
 	}
@@ -59,7 +58,7 @@ func (m *apiMetrics) series(ctx context.Context, metric string) (map[string]floa
 	}
 	errs := []error{err}
 	for _, o := range m.others {
-		series, err := scrapeSeries(ctx, o.client, o.url, metric)
+		series, err := benchkit.ScrapeSeries(ctx, o.client, o.url, metric)
 		errs = append(errs, err)
 		for k, v := range series {
 			sum[k] += v
@@ -72,7 +71,7 @@ func (m *apiMetrics) series(ctx context.Context, metric string) (map[string]floa
 // metrics, over every replica.
 func skiffRequests(ctx context.Context, addrs []string) (float64, error) {
 	series, err := scrapeSkiff(ctx, addrs, "rest_client_requests_total")
-	return sumSeries(series), err
+	return benchkit.SumSeries(series), err
 }
 
 // scrapeSkiff returns every series of metric in the metrics of the skiff
@@ -83,7 +82,7 @@ func scrapeSkiff(ctx context.Context, addrs []string, metric string) (map[string
 	sum := map[string]float64{}
 	var errs []error
 	for _, addr := range addrs {
-		series, err := scrapeSeries(ctx, http.DefaultClient, "http://"+addr+"/metrics", metric)
+		series, err := benchkit.ScrapeSeries(ctx, http.DefaultClient, "http://"+addr+"/metrics", metric)
 		if err != nil {
 			errs = append(errs, err)
 		}
@@ -92,58 +91,6 @@ func scrapeSkiff(ctx context.Context, addrs []string, metric string) (map[string
 		}
 	}
 	return sum, errors.Join(errs...)
-}
-
-func sumSeries(series map[string]float64) float64 {
-	sum := 0.0
-	for _, v := range series {
-		sum += v
-	}
-	return sum
-}
-
-// errNoSeries is scrapeSeries' error for a metric with no series.
-var errNoSeries = errors.New("no series")
-
-// scrapeSeries returns every series of metric, by its labels.
-func scrapeSeries(ctx context.Context, hc *http.Client, url, metric string) (map[string]float64, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := hc.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("GET %s: %s", url, resp.Status)
-	}
-	series := map[string]float64{}
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if !strings.HasPrefix(line, metric+"{") && !strings.HasPrefix(line, metric+" ") {
-			continue
-		}
-		fields := strings.Fields(line[strings.LastIndex(line, "}")+1:])
-		if len(fields) == 0 {
-			continue
-		}
-		v, err := strconv.ParseFloat(fields[0], 64)
-		if err != nil {
-			return nil, fmt.Errorf("parsing %q: %w", line, err)
-		}
-		series[line[len(metric):strings.LastIndex(line, "}")+1]] += v
-	}
-	if err := sc.Err(); err != nil {
-		return nil, err
-	}
-	if len(series) == 0 {
-		return nil, fmt.Errorf("%w of %s in %s", errNoSeries, metric, url)
-	}
-	return series, nil
 }
 
 // queueScrape holds controller-runtime's work queue sums and counts, by
@@ -196,65 +143,4 @@ func comparisonCounts(before, after map[string]float64) string {
 		}
 	}
 	return fmt.Sprintf("  comparisons: %.0f computed, %.0f reused\n", computed, reused)
-}
-
-// sumDeltas sums the per-series increases between two scrapes.
-func sumDeltas(before, after map[string]float64) float64 {
-	sum := 0.0
-	for k, v := range after {
-		if dv := v - before[k]; dv > 0 {
-			sum += dv
-		}
-	}
-	return sum
-}
-
-// byVerbResource folds apiserver_request_total's series by verb, resource,
-// subresource and dry run (dropping code, scope, version and component).
-func byVerbResource(series map[string]float64) map[string]float64 {
-	out := map[string]float64{}
-	for k, v := range series {
-		labels := seriesLabels(k)
-		key := labels["verb"] + " " + labels["resource"]
-		if labels["subresource"] != "" {
-			key += "/" + labels["subresource"]
-		}
-		if labels["dry_run"] != "" {
-			key += " (dry run)"
-		}
-		out[key] += v
-	}
-	return out
-}
-
-// seriesLabels splits a series' labels, as scrapeSeries keys it
-// ({name="value",...}), into a map.
-func seriesLabels(series string) map[string]string {
-	labels := map[string]string{}
-	for _, kv := range strings.Split(strings.Trim(series, "{}"), ",") {
-		if name, val, ok := strings.Cut(kv, "="); ok {
-			labels[name] = strings.Trim(val, `"`)
-		}
-	}
-	return labels
-}
-
-// topDeltas formats the n largest per-series increases between two scrapes.
-func topDeltas(before, after map[string]float64, n int) string {
-	type kv struct {
-		k string
-		v float64
-	}
-	var d []kv
-	for k, v := range after {
-		if dv := v - before[k]; dv > 0 {
-			d = append(d, kv{k, dv})
-		}
-	}
-	sort.Slice(d, func(i, j int) bool { return d[i].v > d[j].v })
-	var b strings.Builder
-	for i := 0; i < len(d) && i < n; i++ {
-		fmt.Fprintf(&b, "      %6.0f %s\n", d[i].v, d[i].k)
-	}
-	return b.String()
 }

@@ -1,13 +1,11 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"fmt"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
+
+	"github.com/skiffcd/skiff/bench/internal/benchkit"
 )
 
 // startCPUProfile starts a CPU profile of skiff server lasting
@@ -31,12 +29,7 @@ func startProfileAt(hc *http.Client, base, name string) (wait func()) {
 	if *profileDir == "" {
 		return func() {}
 	}
-	saved := make(chan struct{})
-	go func() {
-		defer close(saved)
-		fetchProfile(context.Background(), hc, fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", base, *profileSeconds), name)
-	}()
-	return func() { <-saved }
+	return benchkit.StartCPUProfile(hc, base, *profileSeconds, *profileDir, name)
 }
 
 // saveProfile saves one of skiff server's profiles by name (heap, goroutine).
@@ -44,31 +37,5 @@ func saveProfile(addr, profile, name string) {
 	if *profileDir == "" {
 		return
 	}
-	fetchProfile(context.Background(), http.DefaultClient, "http://"+addr+"/debug/pprof/"+profile, name)
-}
-
-func fetchProfile(ctx context.Context, hc *http.Client, url, name string) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		fmt.Printf("profile %s: %v\n", name, err)
-		return
-	}
-	resp, err := hc.Do(req)
-	if err != nil {
-		fmt.Printf("profile %s: %v\n", name, err)
-		return
-	}
-	defer resp.Body.Close()
-	var buf bytes.Buffer
-	_, _ = buf.ReadFrom(resp.Body)
-	if resp.StatusCode != http.StatusOK {
-		fmt.Printf("profile %s: %s: %.200s\n", name, resp.Status, buf.String())
-		return
-	}
-	path := filepath.Join(*profileDir, name)
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-		fmt.Printf("profile %s: %v\n", name, err)
-		return
-	}
-	fmt.Printf("profile written: %s (%d bytes)\n", path, buf.Len())
+	benchkit.FetchProfile(context.Background(), http.DefaultClient, "http://"+addr+"/debug/pprof/"+profile, *profileDir, name)
 }

@@ -291,9 +291,9 @@ func (p *phases) initialSync() error {
 	// changes (a Deployment's status moving while its pods start) cost.
 	initCompared1, _ := scrapeSkiff(ctx, metricsAddrs, "skiff_app_comparisons_total")
 	initAPI1, _ := metrics.series(ctx, "apiserver_request_total")
-	fmt.Printf("initial sync: apiserver_request_total increases (all clients) by verb and resource:\n%s", topDeltas(byVerbResource(initAPI0), byVerbResource(initAPI1), 12))
+	fmt.Printf("initial sync: apiserver_request_total increases (all clients) by verb and resource:\n%s", benchkit.TopDeltas(benchkit.ByVerbResource(initAPI0), benchkit.ByVerbResource(initAPI1), 12))
 	fmt.Printf("initial sync: skiff's work queues (items, mean wait in queue, mean work):\n%s", queueDeltas(initQueues0, scrapeQueues(ctx, metricsAddrs)))
-	fmt.Printf("initial sync: comparisons (skiff_app_comparisons_total increases):\n%s", topDeltas(initCompared0, initCompared1, 5))
+	fmt.Printf("initial sync: comparisons (skiff_app_comparisons_total increases):\n%s", benchkit.TopDeltas(initCompared0, initCompared1, 5))
 	fmt.Printf("initial sync: when the apps reached each step (seconds after the clock started):\n%s", steps)
 	return nil
 }
@@ -386,9 +386,9 @@ func (p *phases) triggeredRefresh() error {
 	// (the bench's own annotation patches and list polls included).
 	trigAPI1, _ := metrics.series(ctx, "apiserver_request_total")
 	trigOwn1, _ := scrapeSkiff(ctx, metricsAddrs, "rest_client_requests_total")
-	res.triggeredRequests = sumDeltas(trigOwn0, trigOwn1)
-	fmt.Printf("triggered refresh: skiff made %.0f API requests, %.1f per app:\n%s", res.triggeredRequests, res.triggeredRequests/float64(n), topDeltas(trigOwn0, trigOwn1, 10))
-	fmt.Printf("triggered refresh: apiserver_request_total increases (all clients) by verb and resource:\n%s", topDeltas(byVerbResource(trigAPI0), byVerbResource(trigAPI1), 20))
+	res.triggeredRequests = benchkit.SumDeltas(trigOwn0, trigOwn1)
+	fmt.Printf("triggered refresh: skiff made %.0f API requests, %.1f per app:\n%s", res.triggeredRequests, res.triggeredRequests/float64(n), benchkit.TopDeltas(trigOwn0, trigOwn1, 10))
+	fmt.Printf("triggered refresh: apiserver_request_total increases (all clients) by verb and resource:\n%s", benchkit.TopDeltas(benchkit.ByVerbResource(trigAPI0), benchkit.ByVerbResource(trigAPI1), 20))
 	fmt.Printf("triggered refresh: skiff's work queues (items, mean wait in queue, mean work):\n%s", queueDeltas(trigQueues0, scrapeQueues(ctx, metricsAddrs)))
 
 	// More rounds of the same; the median round's figures are reported.
@@ -476,8 +476,8 @@ func (p *phases) steadyState(sha string) error {
 	time.Sleep(idle)
 	apiSeries1, _ := metrics.series(ctx, "apiserver_request_total")
 	ownSeries1, _ := scrapeSkiff(ctx, metricsAddrs, "rest_client_requests_total")
-	fmt.Printf("steady state: top apiserver_request_total increases over %s (all clients):\n%s", idle, topDeltas(apiSeries0, apiSeries1, 10))
-	fmt.Printf("steady state: skiff rest_client_requests_total increases over %s:\n%s", idle, topDeltas(ownSeries0, ownSeries1, 10))
+	fmt.Printf("steady state: top apiserver_request_total increases over %s (all clients):\n%s", idle, benchkit.TopDeltas(apiSeries0, apiSeries1, 10))
+	fmt.Printf("steady state: skiff rest_client_requests_total increases over %s:\n%s", idle, benchkit.TopDeltas(ownSeries0, ownSeries1, 10))
 	if err := alive(); err != nil {
 		return err
 	}

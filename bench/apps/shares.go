@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
+	"github.com/skiffcd/skiff/bench/internal/benchkit"
 )
 
 // appShares is which replica owns which app, as their metrics tell it: a
@@ -65,14 +66,14 @@ func countShares(ctx context.Context, rs replicaSet, n, k int) (appShares, error
 func scrapeOwners(ctx context.Context, rs replicaSet) (owners map[string][]string, owned []int, err error) {
 	owners = map[string][]string{}
 	for _, r := range rs {
-		series, err := scrapeSeries(ctx, http.DefaultClient, "http://"+r.metricsAddr+"/metrics", "argocd_app_info")
-		if err != nil && !errors.Is(err, errNoSeries) {
+		series, err := benchkit.ScrapeSeries(ctx, http.DefaultClient, "http://"+r.metricsAddr+"/metrics", "argocd_app_info")
+		if err != nil && !errors.Is(err, benchkit.ErrNoSeries) {
 			return nil, nil, fmt.Errorf("%s: %w", r.name, err)
 		}
 		// One series per app, but count names: an app's labels may change.
 		names := map[string]bool{}
 		for k := range series {
-			names[seriesLabels(k)["name"]] = true
+			names[benchkit.SeriesLabels(k)["name"]] = true
 		}
 		for name := range names {
 			owners[name] = append(owners[name], r.name)

@@ -1,7 +1,7 @@
 // Package benchkit holds what the end-to-end benchmarks under bench/ share:
 // a skiff binary built as `make build` builds it, a process's CPU and RSS
-// from /proc, clients of a control plane, bounded parallel work and waits
-// that follow a watch.
+// from /proc, clients of a control plane, bounded parallel work, waits that
+// follow a watch, kube-apiserver's request counts and pprof fetches.
 package benchkit
 
 import (
