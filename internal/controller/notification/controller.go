@@ -16,13 +16,11 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -54,10 +52,10 @@ type Reconciler struct {
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 
-	// configCache holds only the two configuration objects.
-	configCache cache.Cache
-	mu          sync.Mutex
-	loaded      *loadedConfig
+	// config reads the two configuration objects.
+	config *configStore
+	// mu guards states.
+	mu sync.Mutex
 	// states is the notified state last written per app. This controller is
 	// the annotation's only writer, so its copy is authoritative: the cache
 	// can lag behind the patch, and reading the stale annotation would send
@@ -100,11 +98,11 @@ func (r *Reconciler) now() time.Time {
 // SetupWithManager registers the controller and a cache of the two
 // configuration objects, so that a change of either re-evaluates every app.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	configCache, err := newConfigCache(mgr, r.Namespace, notify.ConfigMapName, notify.SecretName)
+	config, err := newConfigStore(mgr, r.Namespace, notify.ConfigMapName, notify.SecretName, notify.Parse)
 	if err != nil {
 		return err
 	}
-	r.configCache = configCache
+	r.config = config
 	allApps := handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, _ client.Object) []reconcile.Request {
 		var apps v1alpha1.ApplicationList
 		if err := r.Client.List(ctx, &apps, client.InNamespace(r.Namespace)); err != nil {
@@ -120,8 +118,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	err = ctrl.NewControllerManagedBy(mgr).
 		Named("notification").
 		For(&v1alpha1.Application{}, builder.WithPredicates(inNamespace)).
-		WatchesRawSource(source.Kind(configCache, client.Object(&corev1.ConfigMap{}), allApps)).
-		WatchesRawSource(source.Kind(configCache, client.Object(&corev1.Secret{}), allApps)).
+		WatchesRawSource(source.Kind(config.cache, client.Object(&corev1.ConfigMap{}), allApps)).
+		WatchesRawSource(source.Kind(config.cache, client.Object(&corev1.Secret{}), allApps)).
 		// Deliveries wait on remote services; a few workers keep one slow
 		// endpoint from delaying every other app's notifications.
 		WithOptions(controller.Options{MaxConcurrentReconciles: 4}).
@@ -141,7 +139,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	loaded, err := r.config(ctx)
+	loaded, err := r.config.get(ctx, r.Recorder)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -295,88 +293,6 @@ func (r *Reconciler) projectAnnotations(ctx context.Context, app *v1alpha1.Appli
 		return nil, fmt.Errorf("reading project %s: %w", name, err)
 	}
 	return project.Annotations, nil
-}
-
-// newConfigCache caches only the notification ConfigMap and Secret of
-// namespace, and adds the cache to the manager.
-func newConfigCache(mgr ctrl.Manager, namespace, cmName, secretName string) (cache.Cache, error) {
-	byName := func(name string) cache.ByObject {
-		return cache.ByObject{Field: fields.OneTermEqualSelector("metadata.name", name)}
-	}
-	c, err := cache.New(mgr.GetConfig(), cache.Options{
-		Scheme:            mgr.GetScheme(),
-		Mapper:            mgr.GetRESTMapper(),
-		DefaultNamespaces: map[string]cache.Config{namespace: {}},
-		ByObject: map[client.Object]cache.ByObject{
-			&corev1.ConfigMap{}: byName(cmName),
-			&corev1.Secret{}:    byName(secretName),
-		},
-	})
-	if err != nil {
-		return nil, fmt.Errorf("creating the cache of %s: %w", cmName, err)
-	}
-	if err := mgr.Add(c); err != nil {
-		return nil, err
-	}
-	return c, nil
-}
-
-// config returns the configuration, parsing it again when either object
-// changed; nil when the ConfigMap does not exist.
-func (r *Reconciler) config(ctx context.Context) (*loadedConfig, error) {
-	// Held across the parse, so one version is parsed (and its errors
-	// reported) once; the cache reads are in memory.
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	loaded, err := loadConfig(ctx, r.configCache, r.Namespace, notify.ConfigMapName, notify.SecretName, notify.Parse, r.Recorder, r.loaded)
-	if err != nil || loaded == nil {
-		return nil, err
-	}
-	r.loaded = loaded
-	return loaded, nil
-}
-
-// loadConfig reads a notification ConfigMap and Secret from c and returns
-// current when neither changed, else their new parse, with the senders
-// built; the errors are reported once per version as Events on the
-// ConfigMap. It returns nil when the ConfigMap does not exist.
-func loadConfig(ctx context.Context, c cache.Cache, namespace, cmName, secretName string,
-	parse func(map[string]string, map[string][]byte) (*notify.Config, []error),
-	recorder events.EventRecorder, current *loadedConfig) (*loadedConfig, error) {
-	var cm corev1.ConfigMap
-	err := c.Get(ctx, types.NamespacedName{Namespace: namespace, Name: cmName}, &cm)
-	if apierrors.IsNotFound(err) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", cmName, err)
-	}
-	var secret corev1.Secret
-	err = c.Get(ctx, types.NamespacedName{Namespace: namespace, Name: secretName}, &secret)
-	if err != nil && !apierrors.IsNotFound(err) {
-		return nil, fmt.Errorf("reading %s: %w", secretName, err)
-	}
-	version := cm.ResourceVersion + "/" + secret.ResourceVersion
-	if current != nil && current.version == version {
-		return current, nil
-	}
-	cfg, errs := parse(cm.Data, secret.Data)
-	loaded := &loadedConfig{version: version, cfg: cfg, senders: map[string]service.Sender{}, broken: map[string]error{}, reported: map[string]bool{}}
-	for _, name := range sortedKeys(cfg.Services) {
-		sender, err := service.New(cfg.Services[name])
-		if err != nil {
-			loaded.broken[name] = err
-			errs = append(errs, err)
-			continue
-		}
-		loaded.senders[name] = sender
-	}
-	// Reported once per version of the configuration, on the ConfigMap.
-	for _, err := range errs {
-		configErrors.Inc()
-		recorder.Eventf(&cm, nil, corev1.EventTypeWarning, eventReasonConfigError, "Load", "%s", cfg.Mask(err.Error()))
-	}
-	return loaded, nil
 }
 
 func sortedKeys[V any](m map[string]V) []string {

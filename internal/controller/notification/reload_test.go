@@ -40,7 +40,7 @@ func TestConfigMapEditAppliesWithoutRestart(t *testing.T) {
 	// The controller's own cache must have seen the edit before the sync.
 	testwait.Eventually(t, "the controller to see the edit", func() bool {
 		var seen corev1.ConfigMap
-		err := r.configCache.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: notify.ConfigMapName}, &seen)
+		err := r.config.cache.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: notify.ConfigMapName}, &seen)
 		return err == nil && seen.ResourceVersion == cm.ResourceVersion
 	})
 	updateApp(t, c, app, synced("r2", start.Add(time.Minute), v1alpha1.HealthStatusHealthy))

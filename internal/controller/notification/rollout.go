@@ -9,7 +9,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 
 	"github.com/skiffcd/skiff/api/v1alpha1"
 	"github.com/skiffcd/skiff/internal/notify"
@@ -36,10 +35,8 @@ type RolloutNotifier struct {
 	// Workers send in parallel; default 2.
 	Workers int
 
-	configCache cache.Cache
-	queue       chan rolloutEvent
-	mu          sync.Mutex
-	loaded      *loadedConfig
+	config *configStore
+	queue  chan rolloutEvent
 }
 
 type rolloutEvent struct {
@@ -57,11 +54,11 @@ func (n *RolloutNotifier) now() time.Time {
 // SetupWithManager adds the configuration cache and the sending workers to
 // the manager.
 func (n *RolloutNotifier) SetupWithManager(mgr ctrl.Manager) error {
-	c, err := newConfigCache(mgr, n.Namespace, notify.RolloutConfigMapName, notify.RolloutSecretName)
+	c, err := newConfigStore(mgr, n.Namespace, notify.RolloutConfigMapName, notify.RolloutSecretName, notify.ParseRollouts)
 	if err != nil {
 		return err
 	}
-	n.configCache = c
+	n.config = c
 	n.queue = make(chan rolloutEvent, rolloutQueueSize)
 	return mgr.Add(n)
 }
@@ -104,7 +101,7 @@ func (n *RolloutNotifier) Start(ctx context.Context) error {
 // send delivers the notifications of one event; failures are Events on
 // the Rollout with Secret values masked.
 func (n *RolloutNotifier) send(ctx context.Context, ev rolloutEvent) {
-	loaded, err := n.config(ctx)
+	loaded, err := n.config.get(ctx, n.Recorder)
 	if err != nil || loaded == nil {
 		return // not configured, or the cache is gone with ctx
 	}
@@ -126,15 +123,4 @@ func (n *RolloutNotifier) send(ctx context.Context, ev rolloutEvent) {
 		outcome := deliver(ctx, n.Recorder, ro, loaded, d, vars, n.Retry)
 		observeDelivery(d.Trigger, d.Service, outcome)
 	}
-}
-
-func (n *RolloutNotifier) config(ctx context.Context) (*loadedConfig, error) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	loaded, err := loadConfig(ctx, n.configCache, n.Namespace, notify.RolloutConfigMapName, notify.RolloutSecretName, notify.ParseRollouts, n.Recorder, n.loaded)
-	if err != nil || loaded == nil {
-		return nil, err
-	}
-	n.loaded = loaded
-	return loaded, nil
 }

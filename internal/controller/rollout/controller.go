@@ -59,7 +59,8 @@ const (
 	eventReasonNewReplicaSetCreated = "NewReplicaSetCreated"
 )
 
-// Notifier receives the events of Rollouts; it must not block.
+// Notifier receives the events of Rollouts; it must not block, and it
+// copies the Rollout it keeps (the pass shares its parts).
 type Notifier interface {
 	Notify(ro *v1alpha1.Rollout, reason string)
 }
@@ -375,8 +376,7 @@ func (p *pass) sendNotifications() {
 	if p.r.Notifier == nil || len(p.notify) == 0 {
 		return
 	}
-	ro := p.ro.DeepCopy()
-	ro.Status = *p.status.DeepCopy()
+	ro := &v1alpha1.Rollout{TypeMeta: p.ro.TypeMeta, ObjectMeta: p.ro.ObjectMeta, Spec: p.ro.Spec, Status: *p.status}
 	ro.Status.Phase, ro.Status.Message = rollout.Phase(ro)
 	for _, reason := range p.notify {
 		p.r.Notifier.Notify(ro, reason)
@@ -475,8 +475,9 @@ func (p *pass) sync(ctx context.Context) error {
 
 // writeStatus writes the status when the pass changed it.
 func (p *pass) writeStatus(ctx context.Context) error {
-	updated := p.ro.DeepCopy()
-	updated.Status = *p.status
+	// A shallow copy: the write decodes its answer into a zeroed object,
+	// so nothing the pass holds is written to.
+	updated := &v1alpha1.Rollout{TypeMeta: p.ro.TypeMeta, ObjectMeta: p.ro.ObjectMeta, Spec: p.ro.Spec, Status: *p.status}
 	updated.Status.Phase, updated.Status.Message = rollout.Phase(updated)
 	if equality.Semantic.DeepEqual(p.ro.Status, updated.Status) {
 		return nil
