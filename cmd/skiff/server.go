@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/skiffcd/skiff/internal/controller/applicationset"
+	"github.com/skiffcd/skiff/internal/gctune"
 	"github.com/skiffcd/skiff/internal/logging"
 	"github.com/skiffcd/skiff/internal/manager"
 	"github.com/skiffcd/skiff/internal/server"
@@ -25,13 +26,14 @@ import (
 
 func newServerCommand() *cobra.Command {
 	var (
-		kubeconfig   string
-		appsetPolicy string
-		opts         manager.Options
-		apiPort      int
-		apiAddress   string
-		gcPercent    int
-		scmEnabled   bool
+		kubeconfig       string
+		appsetPolicy     string
+		opts             manager.Options
+		apiPort          int
+		apiAddress       string
+		gcPercent        int
+		gcMinHeadroomMiB int
+		scmEnabled       bool
 	)
 	cmd := &cobra.Command{
 		Use:   "server",
@@ -41,6 +43,7 @@ func newServerCommand() *cobra.Command {
 			ctrl.SetLogger(logging.DeferValues(zap.New()))
 			if os.Getenv("GOGC") == "" {
 				debug.SetGCPercent(gcPercent)
+				go gctune.Run(cmd.Context(), uint64(gcMinHeadroomMiB)<<20, gcPercent, 100, time.Second)
 			}
 			if opts.PprofAddr == "" || opts.PprofAddr == "0" {
 				// Nobody can ask for a heap profile: sampling allocations
@@ -120,6 +123,7 @@ func newServerCommand() *cobra.Command {
 	// them instead of 2x, for a little more GC CPU (bench/apps/README.md has
 	// the figures).
 	f.IntVar(&gcPercent, "gc-percent", 40, "Go garbage collector target (GOGC): lower trades CPU for memory; GOGC in the environment wins")
+	f.IntVar(&gcMinHeadroomMiB, "gc-min-headroom-mib", 16, "MiB the heap may always grow by between collections: a small heap's --gc-percent is raised to it, up to 100 (0 turns it off)")
 	return cmd
 }
 
