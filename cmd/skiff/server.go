@@ -123,7 +123,7 @@ func newServerCommand() *cobra.Command {
 	// them instead of 2x, for a little more GC CPU (bench/apps/README.md has
 	// the figures).
 	f.IntVar(&gcPercent, "gc-percent", 40, "Go garbage collector target (GOGC): lower trades CPU for memory; GOGC in the environment wins")
-	f.IntVar(&gcMinHeadroomMiB, "gc-min-headroom-mib", 16, "MiB the heap may always grow by between collections: a small heap's --gc-percent is raised to it, up to 100 (0 turns it off)")
+	f.IntVar(&gcMinHeadroomMiB, "gc-min-headroom-mib", 10, "MiB the heap may always grow by between collections: a small heap's --gc-percent is raised to it, up to 100 (0 turns it off)")
 	return cmd
 }
 
