@@ -13,20 +13,12 @@ import (
 
 // Percent is the GC percent for a live heap of live bytes: base, raised
 // so that the heap may grow by at least minHeadroom bytes before the next
-// collection, and never above max.
-func Percent(live, minHeadroom uint64, base, max int) int {
-	if live == 0 || base >= max {
+// collection, and never above ceiling.
+func Percent(live, minHeadroom uint64, base, ceiling int) int {
+	if live == 0 || base >= ceiling {
 		return base
 	}
-	need := int(minHeadroom * 100 / live)
-	return min(max, maxInt(base, need))
-}
-
-func maxInt(a, b int) int {
-	if a > b {
-		return a
-	}
-	return b
+	return min(ceiling, max(base, int(minHeadroom*100/live)))
 }
 
 // setGCPercent is debug.SetGCPercent; a test watches it.
@@ -38,7 +30,7 @@ const liveHeap = "/gc/heap/live:bytes"
 
 // Run sets the GC percent from the live heap every interval until ctx
 // ends (see Percent).
-func Run(ctx context.Context, minHeadroom uint64, base, max int, every time.Duration) {
+func Run(ctx context.Context, minHeadroom uint64, base, ceiling int, every time.Duration) {
 	sample := []metrics.Sample{{Name: liveHeap}}
 	t := time.NewTicker(every)
 	defer t.Stop()
@@ -53,7 +45,7 @@ func Run(ctx context.Context, minHeadroom uint64, base, max int, every time.Dura
 		if sample[0].Value.Kind() != metrics.KindUint64 {
 			return // a runtime without the metric: GOGC stays base
 		}
-		if p := Percent(sample[0].Value.Uint64(), minHeadroom, base, max); p != current {
+		if p := Percent(sample[0].Value.Uint64(), minHeadroom, base, ceiling); p != current {
 			setGCPercent(p)
 			current = p
 		}
